@@ -58,6 +58,8 @@ constexpr size_t kMcpMaxRows = 100000;
 // context is smaller still.
 constexpr size_t kMcpMaxResultBytes = size_t{64} << 20;
 constexpr size_t kMaxWhatIfScenarios = 16;  // per whatif call
+// The argument of every tool of one loaded trace (McpServer::McpTool::on_trace).
+constexpr std::string_view kTraceArgument = R"("trace":{"type":"string","description":"id from load_trace, e.g. t1"})";
 // One answer (a JSON-RPC message) is at most 8 MiB: the official MCP
 // TypeScript SDK's stdio client refuses a message over 10 MiB and closes
 // the session (the server with it). A query's rows are cut to fit
@@ -173,68 +175,6 @@ std::string JsonForText(std::string_view json) {
   return out;
 }
 
-// The tools and their schemas. Every inputSchema refuses arguments it does
-// not name (additionalProperties false), as CheckArguments does, and
-// analyze's `only` lists the analyses' names, so a client validates what
-// the server checks. `with_output_schema`: whatif's outputSchema, a
-// 2025-06-18 field (its structuredContent is not sent under 2024-11-05).
-std::string ToolsJson(bool with_output_schema = true) {
-  auto trace_arg = R"("trace":{"type":"string","description":"id from load_trace, e.g. t1"})";
-  std::string names;
-  for (std::string_view a : AnalysisNames()) names += (names.empty() ? "" : ",") + JsonString(a);
-  std::string tools = "[";
-  tools +=
-      R"({"name":"load_trace","description":"Import a trace file or folder (Kineto/Chrome JSON, nsys SQLite, Ascend, .aiprof) under an allowed directory; returns its id; a path already loaded and unchanged since keeps its id","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}},)";
-  tools +=
-      R"({"name":"list_traces","description":"Traces loaded so far","inputSchema":{"type":"object","properties":{},"additionalProperties":false}},)";
-  tools +=
-      std::string(
-          R"({"name":"unload_trace","description":"Forget a loaded trace: its id no longer answers; at most 8 are loaded at once","inputSchema":{"type":"object","properties":{)") +
-      trace_arg + R"(},"required":["trace"],"additionalProperties":false}},)";
-  tools +=
-      std::string(
-          R"({"name":"summary","description":"aiprof summary: per-op statistics, devices, steps, event counts, import diagnostics, as docs/summary-schema.md describes; 'top' lists only the N ops with the most self time, profiler wrappers (ProfilerStep#N, ...) left out, as aiprof summary --top N and its text table; 0, the default, lists every op, the wrappers last","inputSchema":{"type":"object","properties":{)") +
-      trace_arg + R"(,"top":{"type":"integer","minimum":0}},"required":["trace"],"additionalProperties":false}},)";
-  tools +=
-      std::string(
-          R"({"name":"analyze","description":"aiprof analyze: the analyses' metrics and evidence; 'only' names some of them","inputSchema":{"type":"object","properties":{)") +
-      trace_arg + R"(,"only":{"type":"array","items":{"type":"string","enum":[)" + names +
-      R"(]}}},"required":["trace"],"additionalProperties":false}},)";
-  tools +=
-      std::string(
-          R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000; cut to fit one 8 MiB answer, said in the text), 30 s","inputSchema":{"type":"object","properties":{)") +
-      trace_arg +
-      R"(,"sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000}},"required":["trace","sql"],"additionalProperties":false}},)";
-  tools +=
-      std::string(
-          R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") +
-      trace_arg + R"(},"required":["trace"],"additionalProperties":false}},)";
-  tools +=
-      std::string(
-          R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") +
-      trace_arg +
-      R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"],"additionalProperties":false}},)";
-  tools +=
-      std::string(
-          R"({"name":"whatif","description":"aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the critical path's dependency graph; scenario clauses separated by ';': remove-idle data_loading|host_bound|sync|other|startup, remove PATTERN, scale PATTERN FACTOR, every N PATTERN, overlap-data-loading N, graph-launch, fuse PATTERN PATTERN..., overlap-comm, device NAME [from NAME]","inputSchema":{"type":"object","properties":{)") +
-      trace_arg +
-      R"(,"scenario":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":16}]}},"required":["trace","scenario"],"additionalProperties":false})";
-  if (with_output_schema)
-    tools +=
-        R"(,"outputSchema":{"type":"object","properties":{"scenarios":{"type":"array","items":{"type":"object","properties":{"scenario":{"type":"string"},"time_base":{"type":"string"},"statistic":{"type":"string"},"steady_steps":{"type":"integer","minimum":0},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"},"predicted_interval_ns":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},"slices_changed":{"type":"integer"},"edges_changed":{"type":"integer"},"notes":{"type":"array","items":{"type":"string"}},"steps":{"type":"array","items":{"type":"object","properties":{"rank":{"type":"integer"},"step":{"type":"integer"},"steady":{"type":"boolean"},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"}},"required":["rank","step","steady","measured_ns","predicted_ns"]}}},"required":["scenario","time_base","steady_steps","measured_ns","predicted_ns","predicted_interval_ns","steps"]}}},"required":["scenarios"]})";
-  tools += "},";
-  tools +=
-      R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md), and the prediction made for the before run for the applied fix against the measured after run (docs/whatif.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"fix_id":{"type":"string","description":"the suggestion id the after run applied; default: the fix of the finding that went away"},"scenario":{"type":"string","description":"instead of fix_id: the fix stated as a what-if scenario (docs/whatif.md), replayed on the before trace"},"statistic":{"type":"string","enum":["median","mean"],"description":"with scenario: the steady steps' figure it is checked on; default: mean for an 'every N' scenario, else median"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"],"additionalProperties":false}},)";
-  tools +=
-      R"({"name":"diff","description":"aiprof diff: the attribution trees of two loaded traces (a: before, b: after) aligned module → op → kernel; what was added, removed, slower, faster, or called fewer or more times (calls_removed, calls_added) per steady step, with validate's statistics per node where there are enough steps; an op whose change sits in one call site or input shape is ranked by those rows (docs/diff.md); 'map' is a name-map YAML file under an allowed directory","inputSchema":{"type":"object","properties":{"a":{"type":"string","description":"id of run A, before"},"b":{"type":"string","description":"id of run B, after"},"map":{"type":"string"},"top":{"type":"integer","minimum":1,"maximum":1000},"warmup_steps":{"type":"integer","minimum":0,"maximum":1000000,"description":"leading warm-up steps left out of both runs; default: found in each run on its own"}},"required":["a","b"],"additionalProperties":false}},)";
-  tools +=
-      std::string(
-          R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") +
-      trace_arg + R"(},"required":["trace"],"additionalProperties":false}})";
-  tools += "]";
-  return tools;
-    }
-
 // Messages are read on the calling thread and handled in order on one
 // worker thread, so a notifications/cancelled arrives while a tool call runs:
 // the call's cancel flag is set (a query stops within kQueryProgressInstructions SQLite
@@ -260,6 +200,22 @@ class McpServer {
   }
 
  private:
+  // An MCP tool: what tools/list says of it and the member that answers it
+  // (McpTools). A tool of one loaded trace (`on_trace`) takes 'trace' as
+  // its first, required argument, checked before the handler runs.
+  struct McpTool {
+    std::string name = {};
+    std::string description = {};            // as JSON string content (as written: no quote or backslash)
+    std::string properties = {};             // the inputSchema's properties besides 'trace' (JSON members)
+    std::vector<std::string> required = {};  // required arguments besides 'trace'
+    std::string output_schema = {};          // JSON; "" for none
+    std::optional<RpcError> (McpServer::*handler)(simdjson::dom::element args, std::string* result) = nullptr;
+    std::optional<RpcError> (McpServer::*on_trace)(const LoadedTrace& t, simdjson::dom::element args,
+                                                   std::string* result) = nullptr;
+  };
+  static const std::vector<McpTool>& McpTools();
+  static std::string ToolsJson(bool with_output_schema = true);
+
   // A request waiting for, or in, the worker. `cancelled` is shared with
   // the reading thread.
   struct Pending {
@@ -832,164 +788,175 @@ class McpServer {
     return std::nullopt;
   }
 
+  // The tools, one entry each (McpTools); the handlers follow.
   std::optional<RpcError> CallTool(std::string_view name, simdjson::dom::element args, std::string* result) {
-    if (name == "load_trace") {
-      std::string_view path;
-      if (Field(args, "path").get(path) != simdjson::SUCCESS)
-        return RpcError{-32602, "invalid params: 'path' (a string) is required"};
-      std::string why;
-      std::optional<fs::path> confined = Confine(path, &why);
-      if (!confined) return RpcError{-32602, "invalid params: " + why};
-      // The same file or folder, unchanged (StampOf: a folder's files are
-      // read, so one rewritten in place counts), loaded before: its id again,
-      // no second import (8 loads of one path filled the session).
-      const std::optional<FileStamp> identity = StampOf(*confined);
-      for (const auto& [id, t] : traces_) {
-        if (identity && t.path == confined->string() && t.identity == *identity) {
-          const size_t slices = t.trace().slices.size();
-          *result = ToolResult(
-              "already loaded " + t.path + " as " + id + " (" + std::to_string(slices) + " slices; unchanged since)",
-              "{\"trace\":" + JsonString(id) + ",\"path\":" + JsonString(t.path) +
-                  ",\"slices\":" + std::to_string(slices) + ",\"reused\":true}");
-          return std::nullopt;
-        }
-      }
-      if (traces_.size() >= kMaxLoadedTraces) {
-        *result = ToolResult(
-            "at most " + std::to_string(kMaxLoadedTraces) + " traces may be loaded; unload_trace forgets one", "",
-            true);
-        return std::nullopt;
-      }
-      SessionOptions options;
-      options.input = confined->string();
-      auto session = AnalysisSession::Open(options);
-      if (!session.ok()) {
-        *result = ToolResult(session.status().message(), "", true);
-        return std::nullopt;
-      }
-      auto engine = QueryEngine::Open((*session)->trace());
-      if (!engine.ok()) {
-        *result = ToolResult(engine.status().message(), "", true);
-        return std::nullopt;
-      }
-      if (Cancelled()) return std::nullopt;  // no response is sent; the import is dropped
-      std::string id = "t" + std::to_string(++next_id_);
-      const size_t slices = (*session)->trace().slices.size();
-      traces_[id] =
-          LoadedTrace{confined->string(), identity.value_or(FileStamp{}), std::move(*session), std::move(*engine)};
-      *result = ToolResult("loaded " + confined->string() + " as " + id + " (" + std::to_string(slices) + " slices)",
-                           "{\"trace\":" + JsonString(id) + ",\"path\":" + JsonString(confined->string()) +
-                               ",\"slices\":" + std::to_string(slices) + ",\"reused\":false}");
-      return std::nullopt;
-    }
-    if (name == "unload_trace") {
+    for (const McpTool& tool : McpTools()) {
+      if (tool.name != name) continue;
+      if (tool.on_trace == nullptr) return (this->*tool.handler)(args, result);
       LoadedTrace* t = nullptr;
       if (auto e = TraceArg(args, &t)) return e;
-      auto it = std::find_if(traces_.begin(), traces_.end(), [t](const auto& e) { return &e.second == t; });
-      const std::string key = it->first, path = t->path;
-      traces_.erase(it);
-      *result = ToolResult("unloaded " + key + " (" + path + ")",
-                           "{\"trace\":" + JsonString(key) + ",\"path\":" + JsonString(path) + "}");
-      return std::nullopt;
-    }
-    if (name == "list_traces") {
-      std::string list = "[";
-      for (const auto& [id, t] : traces_) {
-        if (list.size() > 1) list += ',';
-        list += "{\"trace\":" + JsonString(id) + ",\"path\":" + JsonString(t.path) +
-                ",\"slices\":" + std::to_string(t.trace().slices.size()) + "}";
-      }
-      *result = ToolResult(std::to_string(traces_.size()) + " traces loaded", "{\"traces\":" + list + "]}");
-      return std::nullopt;
-    }
-    if (name == "validate") return ValidateTool(args, result);
-    if (name == "diff") return DiffTool(args, result);
-    LoadedTrace* t = nullptr;
-    if (name == "summary" || name == "analyze" || name == "query" || name == "schema" || name == "diagnose" ||
-        name == "suggest" || name == "whatif") {
-      if (auto e = TraceArg(args, &t)) return e;
-    }
-    if (name == "summary") {
-      // 'top': the N ops with the most self time, as `aiprof summary --top N`
-      // (0, the default: every op), so a trace with very many op names
-      // still has a summary that fits one answer.
-      int64_t top = 0;
-      simdjson::dom::element top_element;
-      if (Field(args, "top").get(top_element) == simdjson::SUCCESS &&
-          (top_element.get(top) != simdjson::SUCCESS || top < 0)) {
-        return RpcError{-32602, "invalid params: 'top' is an integer >= 0 (0: every op)"};
-      }
-      const Summary& summary = t->session->results().summary();
-      *result = ToolResult("summary of " + t->path + ": " + std::to_string(summary.ops.size()) + " ops" +
-                               (top > 0 && static_cast<size_t>(top) < summary.ops.size()
-                                    ? " (the " + std::to_string(top) + " with the most self time listed)"
-                                    : "") +
-                               ", " + std::to_string(summary.slice_count) + " slices",
-                           SummaryJson(*t, static_cast<size_t>(top)));
-      return std::nullopt;
-    }
-    if (name == "analyze") {
-      AnalyzeOptions options;
-      simdjson::dom::array only;
-      if (Field(args, "only").get(only) == simdjson::SUCCESS) {
-        for (simdjson::dom::element e : only) {
-          std::string_view n;
-          if (e.get(n) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'only' holds analysis names"};
-          bool known = false;
-          for (std::string_view a : AnalysisNames()) known |= a == n;
-          if (!known) {
-            std::string names;
-            for (std::string_view a : AnalysisNames()) names += (names.empty() ? "" : ", ") + std::string(a);
-            return RpcError{-32602,
-                            "invalid params: no analysis named " + std::string(n) + " (there are: " + names + ")"};
-          }
-          options.only.emplace_back(n);
-        }
-      }
-      std::unique_ptr<AnalysisSession> own;
-      if (!options.only.empty()) {
-        SessionOptions o;
-        o.analyze = options;
-        own = t->With(std::move(o));
-      }
-      AnalysisSession& session = own ? *own : *t->session;
-      *result = ToolResult("analyses of " + t->path,
-                           render::RenderJson(AnalyzeToDocument(session.analyses(), session.results())));
-      return std::nullopt;
-    }
-    if (name == "diagnose" || name == "suggest") return Diagnose(name == "suggest", *t, args, result);
-    if (name == "whatif") return WhatIfTool(*t, args, result);
-    if (name == "schema") {
-      *result = ToolResult(t->engine->Schema(), "");
-      return std::nullopt;
-    }
-    if (name == "query") {
-      std::string_view sql;
-      if (Field(args, "sql").get(sql) != simdjson::SUCCESS)
-        return RpcError{-32602, "invalid params: 'sql' (a string) is required"};
-      QueryLimits limits;
-      limits.max_rows = kMcpDefaultMaxRows;
-      limits.max_result_bytes = kMcpMaxResultBytes;
-      limits.max_value_bytes = kServerQueryMaxValueBytes;
-      limits.cancel = cancel_;
-      int64_t max_rows = 0;
-      simdjson::dom::element max_rows_element;
-      if (Field(args, "max_rows").get(max_rows_element) == simdjson::SUCCESS) {
-        if (max_rows_element.get(max_rows) != simdjson::SUCCESS || max_rows < 1 ||
-            max_rows > static_cast<int64_t>(kMcpMaxRows)) {
-          return RpcError{-32602, "invalid params: 'max_rows' is an integer from 1 to 100000"};
-        }
-        limits.max_rows = static_cast<size_t>(max_rows);
-      }
-      auto r = t->engine->Execute(sql, limits, "(mcp)");
-      if (!r.ok()) {
-        *result = ToolResult(r.status().message(), "", true);
-        return std::nullopt;
-      }
-      *result = QueryAnswer(*std::move(r), limits.max_rows);
-      return std::nullopt;
+      return (this->*tool.on_trace)(*t, args, result);
     }
     return RpcError{-32602, "invalid params: no tool named " + std::string(name)};
+  }
+
+  std::optional<RpcError> LoadTraceTool(simdjson::dom::element args, std::string* result) {
+    std::string_view path;
+    if (Field(args, "path").get(path) != simdjson::SUCCESS)
+      return RpcError{-32602, "invalid params: 'path' (a string) is required"};
+    std::string why;
+    std::optional<fs::path> confined = Confine(path, &why);
+    if (!confined) return RpcError{-32602, "invalid params: " + why};
+    // The same file or folder, unchanged (StampOf: a folder's files are
+    // read, so one rewritten in place counts), loaded before: its id again,
+    // no second import (8 loads of one path filled the session).
+    const std::optional<FileStamp> identity = StampOf(*confined);
+    for (const auto& [id, t] : traces_) {
+      if (identity && t.path == confined->string() && t.identity == *identity) {
+        const size_t slices = t.trace().slices.size();
+        *result = ToolResult(
+            "already loaded " + t.path + " as " + id + " (" + std::to_string(slices) + " slices; unchanged since)",
+            "{\"trace\":" + JsonString(id) + ",\"path\":" + JsonString(t.path) +
+                ",\"slices\":" + std::to_string(slices) + ",\"reused\":true}");
+        return std::nullopt;
+      }
+    }
+    if (traces_.size() >= kMaxLoadedTraces) {
+      *result = ToolResult(
+          "at most " + std::to_string(kMaxLoadedTraces) + " traces may be loaded; unload_trace forgets one", "", true);
+      return std::nullopt;
+    }
+    SessionOptions options;
+    options.input = confined->string();
+    auto session = AnalysisSession::Open(options);
+    if (!session.ok()) {
+      *result = ToolResult(session.status().message(), "", true);
+      return std::nullopt;
+    }
+    auto engine = QueryEngine::Open((*session)->trace());
+    if (!engine.ok()) {
+      *result = ToolResult(engine.status().message(), "", true);
+      return std::nullopt;
+    }
+    if (Cancelled()) return std::nullopt;  // no response is sent; the import is dropped
+    std::string id = "t" + std::to_string(++next_id_);
+    const size_t slices = (*session)->trace().slices.size();
+    traces_[id] =
+        LoadedTrace{confined->string(), identity.value_or(FileStamp{}), std::move(*session), std::move(*engine)};
+    *result = ToolResult("loaded " + confined->string() + " as " + id + " (" + std::to_string(slices) + " slices)",
+                         "{\"trace\":" + JsonString(id) + ",\"path\":" + JsonString(confined->string()) +
+                             ",\"slices\":" + std::to_string(slices) + ",\"reused\":false}");
+    return std::nullopt;
+  }
+
+  std::optional<RpcError> UnloadTraceTool(const LoadedTrace& t, simdjson::dom::element, std::string* result) {
+    auto it = std::find_if(traces_.begin(), traces_.end(), [&t](const auto& e) { return &e.second == &t; });
+    const std::string key = it->first, path = t.path;
+    traces_.erase(it);
+    *result = ToolResult("unloaded " + key + " (" + path + ")",
+                         "{\"trace\":" + JsonString(key) + ",\"path\":" + JsonString(path) + "}");
+    return std::nullopt;
+  }
+
+  std::optional<RpcError> ListTracesTool(simdjson::dom::element, std::string* result) {
+    std::string list = "[";
+    for (const auto& [id, t] : traces_) {
+      if (list.size() > 1) list += ',';
+      list += "{\"trace\":" + JsonString(id) + ",\"path\":" + JsonString(t.path) +
+              ",\"slices\":" + std::to_string(t.trace().slices.size()) + "}";
+    }
+    *result = ToolResult(std::to_string(traces_.size()) + " traces loaded", "{\"traces\":" + list + "]}");
+    return std::nullopt;
+  }
+
+  std::optional<RpcError> SummaryTool(const LoadedTrace& t, simdjson::dom::element args, std::string* result) {
+    // 'top': the N ops with the most self time, as `aiprof summary --top N`
+    // (0, the default: every op), so a trace with very many op names
+    // still has a summary that fits one answer.
+    int64_t top = 0;
+    simdjson::dom::element top_element;
+    if (Field(args, "top").get(top_element) == simdjson::SUCCESS &&
+        (top_element.get(top) != simdjson::SUCCESS || top < 0)) {
+      return RpcError{-32602, "invalid params: 'top' is an integer >= 0 (0: every op)"};
+    }
+    const Summary& summary = t.session->results().summary();
+    *result = ToolResult("summary of " + t.path + ": " + std::to_string(summary.ops.size()) + " ops" +
+                             (top > 0 && static_cast<size_t>(top) < summary.ops.size()
+                                  ? " (the " + std::to_string(top) + " with the most self time listed)"
+                                  : "") +
+                             ", " + std::to_string(summary.slice_count) + " slices",
+                         SummaryJson(t, static_cast<size_t>(top)));
+    return std::nullopt;
+  }
+
+  std::optional<RpcError> AnalyzeTool(const LoadedTrace& t, simdjson::dom::element args, std::string* result) {
+    AnalyzeOptions options;
+    simdjson::dom::array only;
+    if (Field(args, "only").get(only) == simdjson::SUCCESS) {
+      for (simdjson::dom::element e : only) {
+        std::string_view n;
+        if (e.get(n) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'only' holds analysis names"};
+        bool known = false;
+        for (std::string_view a : AnalysisNames()) known |= a == n;
+        if (!known) {
+          std::string names;
+          for (std::string_view a : AnalysisNames()) names += (names.empty() ? "" : ", ") + std::string(a);
+          return RpcError{-32602,
+                          "invalid params: no analysis named " + std::string(n) + " (there are: " + names + ")"};
+        }
+        options.only.emplace_back(n);
+      }
+    }
+    std::unique_ptr<AnalysisSession> own;
+    if (!options.only.empty()) {
+      SessionOptions o;
+      o.analyze = options;
+      own = t.With(std::move(o));
+    }
+    AnalysisSession& session = own ? *own : *t.session;
+    *result = ToolResult("analyses of " + t.path,
+                         render::RenderJson(AnalyzeToDocument(session.analyses(), session.results())));
+    return std::nullopt;
+  }
+
+  std::optional<RpcError> DiagnoseTool(const LoadedTrace& t, simdjson::dom::element args, std::string* result) {
+    return Diagnose(/*suggest=*/false, t, args, result);
+  }
+
+  std::optional<RpcError> SuggestTool(const LoadedTrace& t, simdjson::dom::element args, std::string* result) {
+    return Diagnose(/*suggest=*/true, t, args, result);
+  }
+
+  std::optional<RpcError> SchemaTool(const LoadedTrace& t, simdjson::dom::element, std::string* result) {
+    *result = ToolResult(t.engine->Schema(), "");
+    return std::nullopt;
+  }
+
+  std::optional<RpcError> QueryTool(const LoadedTrace& t, simdjson::dom::element args, std::string* result) {
+    std::string_view sql;
+    if (Field(args, "sql").get(sql) != simdjson::SUCCESS)
+      return RpcError{-32602, "invalid params: 'sql' (a string) is required"};
+    QueryLimits limits;
+    limits.max_rows = kMcpDefaultMaxRows;
+    limits.max_result_bytes = kMcpMaxResultBytes;
+    limits.max_value_bytes = kServerQueryMaxValueBytes;
+    limits.cancel = cancel_;
+    int64_t max_rows = 0;
+    simdjson::dom::element max_rows_element;
+    if (Field(args, "max_rows").get(max_rows_element) == simdjson::SUCCESS) {
+      if (max_rows_element.get(max_rows) != simdjson::SUCCESS || max_rows < 1 ||
+          max_rows > static_cast<int64_t>(kMcpMaxRows)) {
+        return RpcError{-32602, "invalid params: 'max_rows' is an integer from 1 to 100000"};
+      }
+      limits.max_rows = static_cast<size_t>(max_rows);
+    }
+    auto r = t.engine->Execute(sql, limits, "(mcp)");
+    if (!r.ok()) {
+      *result = ToolResult(r.status().message(), "", true);
+      return std::nullopt;
+    }
+    *result = QueryAnswer(*std::move(r), limits.max_rows);
+    return std::nullopt;
   }
 
   // A query's answer: its rows, cut where the whole message would pass
@@ -1164,6 +1131,110 @@ class McpServer {
   std::map<std::string, LoadedTrace> traces_;
   int next_id_ = 0;
 };
+
+// The tools, in the order tools/list gives them. Every inputSchema refuses
+// arguments it does not name (additionalProperties false), as
+// CheckArguments does, and analyze's `only` lists the analyses' names, so a
+// client validates what the server checks. To add a tool: one entry here
+// and its handler.
+const std::vector<McpServer::McpTool>& McpServer::McpTools() {
+  static const std::vector<McpTool> tools = [] {
+    std::string analysis_names;
+    for (std::string_view a : AnalysisNames()) analysis_names += (analysis_names.empty() ? "" : ",") + JsonString(a);
+    return std::vector<McpTool>{
+        {.name = "load_trace",
+         .description = "Import a trace file or folder (Kineto/Chrome JSON, nsys SQLite, Ascend, .aiprof) under an "
+                        "allowed directory; returns its id; a path already loaded and unchanged since keeps its id",
+         .properties = R"("path":{"type":"string"})",
+         .required = {"path"},
+         .handler = &McpServer::LoadTraceTool},
+        {.name = "list_traces", .description = "Traces loaded so far", .handler = &McpServer::ListTracesTool},
+        {.name = "unload_trace",
+         .description = "Forget a loaded trace: its id no longer answers; at most 8 are loaded at once",
+         .on_trace = &McpServer::UnloadTraceTool},
+        {.name = "summary",
+         .description = "aiprof summary: per-op statistics, devices, steps, event counts, import diagnostics, as "
+                        "docs/summary-schema.md describes; 'top' lists only the N ops with the most self time, "
+                        "profiler wrappers (ProfilerStep#N, ...) left out, as aiprof summary --top N and its text "
+                        "table; 0, the default, lists every op, the wrappers last",
+         .properties = R"("top":{"type":"integer","minimum":0})",
+         .on_trace = &McpServer::SummaryTool},
+        {.name = "analyze",
+         .description = "aiprof analyze: the analyses' metrics and evidence; 'only' names some of them",
+         .properties = R"("only":{"type":"array","items":{"type":"string","enum":[)" + analysis_names + "]}}",
+         .on_trace = &McpServer::AnalyzeTool},
+        {.name = "query",
+         .description = "Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, "
+                        "at most 100000; cut to fit one 8 MiB answer, said in the text), 30 s",
+         .properties = R"("sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000})",
+         .required = {"sql"},
+         .on_trace = &McpServer::QueryTool},
+        {.name = "diagnose",
+         .description = "aiprof diagnose: findings of the built-in rules with their evidence and impact",
+         .on_trace = &McpServer::DiagnoseTool},
+        {.name = "suggest",
+         .description = "aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium",
+         .properties =
+             R"("target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"})",
+         .on_trace = &McpServer::SuggestTool},
+        {.name = "whatif",
+         .description =
+             "aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the "
+             "critical path's dependency graph; scenario clauses separated by ';': remove-idle "
+             "data_loading|host_bound|sync|other|startup, remove PATTERN, scale PATTERN FACTOR, every N PATTERN, "
+             "overlap-data-loading N, graph-launch, fuse PATTERN PATTERN..., overlap-comm, device NAME [from NAME]",
+         .properties =
+             R"("scenario":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":16}]})",
+         .required = {"scenario"},
+         .output_schema =
+             R"({"type":"object","properties":{"scenarios":{"type":"array","items":{"type":"object","properties":{"scenario":{"type":"string"},"time_base":{"type":"string"},"statistic":{"type":"string"},"steady_steps":{"type":"integer","minimum":0},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"},"predicted_interval_ns":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},"slices_changed":{"type":"integer"},"edges_changed":{"type":"integer"},"notes":{"type":"array","items":{"type":"string"}},"steps":{"type":"array","items":{"type":"object","properties":{"rank":{"type":"integer"},"step":{"type":"integer"},"steady":{"type":"boolean"},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"}},"required":["rank","step","steady","measured_ns","predicted_ns"]}}},"required":["scenario","time_base","steady_steps","measured_ns","predicted_ns","predicted_interval_ns","steps"]}}},"required":["scenarios"]})",
+         .on_trace = &McpServer::WhatIfTool},
+        {.name = "validate",
+         .description = "aiprof validate: did the change between two loaded traces (before, after) make the steps "
+                        "faster? Verdicts per metric with intervals and p-values (docs/validation.md), and the "
+                        "prediction made for the before run for the applied fix against the measured after run "
+                        "(docs/whatif.md); 'unit' is 'step' or the name of the spans that are samples",
+         .properties =
+             R"("before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"fix_id":{"type":"string","description":"the suggestion id the after run applied; default: the fix of the finding that went away"},"scenario":{"type":"string","description":"instead of fix_id: the fix stated as a what-if scenario (docs/whatif.md), replayed on the before trace"},"statistic":{"type":"string","enum":["median","mean"],"description":"with scenario: the steady steps' figure it is checked on; default: mean for an 'every N' scenario, else median"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5})",
+         .required = {"before", "after"},
+         .handler = &McpServer::ValidateTool},
+        {.name = "diff",
+         .description = "aiprof diff: the attribution trees of two loaded traces (a: before, b: after) aligned module "
+                        "→ op → kernel; what was added, removed, slower, faster, or called fewer or more times "
+                        "(calls_removed, calls_added) per steady step, with validate's statistics per node where there "
+                        "are enough steps; an op whose change sits in one call site or input shape is ranked by those "
+                        "rows (docs/diff.md); 'map' is a name-map YAML file under an allowed directory",
+         .properties =
+             R"("a":{"type":"string","description":"id of run A, before"},"b":{"type":"string","description":"id of run B, after"},"map":{"type":"string"},"top":{"type":"integer","minimum":1,"maximum":1000},"warmup_steps":{"type":"integer","minimum":0,"maximum":1000000,"description":"leading warm-up steps left out of both runs; default: found in each run on its own"})",
+         .required = {"a", "b"},
+         .handler = &McpServer::DiffTool},
+        {.name = "schema",
+         .description = "The query tables, their columns and the standard views",
+         .on_trace = &McpServer::SchemaTool},
+    };
+  }();
+  return tools;
+}
+
+// tools/list's array. `with_output_schema`: whatif's outputSchema, a
+// 2025-06-18 field (its structuredContent is not sent under 2024-11-05).
+std::string McpServer::ToolsJson(bool with_output_schema) {
+  std::string tools = "[";
+  for (const McpTool& t : McpTools()) {
+    std::string properties = t.properties, required;
+    if (t.on_trace) {
+      properties = std::string(kTraceArgument) + (properties.empty() ? "" : ",") + properties;
+      required = "\"trace\"";
+    }
+    for (const std::string& r : t.required) required += (required.empty() ? "" : ",") + JsonString(r);
+    tools += std::string(tools.size() > 1 ? "," : "") + "{\"name\":" + JsonString(t.name) + ",\"description\":\"" +
+             t.description + "\"" + ",\"inputSchema\":{\"type\":\"object\",\"properties\":{" + properties + "}" +
+             (required.empty() ? "" : ",\"required\":[" + required + "]") + ",\"additionalProperties\":false}";
+    if (with_output_schema && !t.output_schema.empty()) tools += ",\"outputSchema\":" + t.output_schema;
+    tools += "}";
+  }
+  return tools + "]";
+}
 
 class McpCommand : public Command {
  public:

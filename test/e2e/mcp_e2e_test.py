@@ -399,6 +399,17 @@ def main():
                     "unload_trace", "validate", "whatif"],
           "tools: %s" % names)
     check(all(t["inputSchema"]["type"] == "object" for t in r["result"]["tools"]), "schemas are objects")
+    # Every listed tool answers (one table lists and dispatches them): called
+    # with no arguments, each is an answer or a missing-argument error,
+    # never "no tool named".
+    for t in r["result"]["tools"]:
+        if t["name"] == "list_traces":
+            continue
+        e = c.tool(t["name"]).get("error", {})
+        required = t["inputSchema"].get("required", [])
+        check(e.get("code") == -32602 and "no tool named" not in e.get("message", "") and
+              ("'%s'" % required[0]) in e.get("message", ""),
+              "%s without arguments names its first required argument %r: %r" % (t["name"], required[:1], e))
 
     r = c.tool("load_trace", path=sample)
     check(r["result"]["isError"] is False and r["result"]["structuredContent"]["trace"] == "t1", "load: %r" % r)
