@@ -59,6 +59,23 @@ def run_in_terminal(aiprof, args, columns):
     return rc, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
 
 
+def commands_with_output(aiprof):
+    """Every subcommand (and sub-subcommand: "cluster map") whose --help
+    offers -o/--output, as `aiprof --help` lists them: the commands' list
+    comes from the binary, so a new one cannot be left out of a check."""
+    def subcommands(*parents):
+        text = run(aiprof, *parents, "--help")[1]
+        listed = text.split("\nSubcommands:\n", 1)
+        return re.findall(r"^  ([a-z][a-z-]*) ", listed[1], re.M) if len(listed) == 2 else []
+    out = []
+    for cmd in subcommands():
+        nested = subcommands(cmd)
+        for words in ([(cmd, sub) for sub in nested] if nested else [(cmd,)]):
+            if re.search(r"^\s+-o,--output\b", run(aiprof, *words, "--help")[1], re.M):
+                out.append(" ".join(words))
+    return out
+
+
 def widest(text):
     return max((len(line) for line in text.split("\n")), default=0)
 
@@ -436,10 +453,25 @@ def main():
     # without -o (report, which needs -o: HTML). These exited 1 "cannot tell
     # the output format from the file name" (export, roofline, view, card and
     # mcp choose no format by the name). run()'s standard output is a pipe.
-    for args in [("summary", real), ("analyze", real), ("diagnose", real), ("suggest", real),
-                 ("whatif", real, "--scenario", "remove aten::mm"), ("diff", real, other),
-                 ("validate", "--before", real, "--after", other), ("node-bottleneck", real),
-                 ("query", real, "SELECT count(*) FROM slices"), ("report", real)]:
+    # Every command whose help offers -o (commands_with_output) is run here
+    # or says why not.
+    written = {"summary": (real,), "analyze": (real,), "diagnose": (real,), "suggest": (real,),
+               "whatif": (real, "--scenario", "remove aten::mm"), "diff": (real, other),
+               "validate": ("--before", real, "--after", other), "node-bottleneck": (real,),
+               "query": (real, "SELECT count(*) FROM slices"), "report": (real,), "roofline": (real,),
+               "view": (real, "--flame")}
+    not_written = {"trace": "records a command", "monitor": "-o is a folder of incidents",
+                   "import": "-o is required (a binary .aiprof)", "export": "-o is required (a binary trace)",
+                   "history": "prints nothing without stored validations",
+                   "card": "measures a pair and stores a card each run",
+                   "cluster map": "-o is a folder of digests", "cluster reduce": "needs a folder of digests",
+                   "cluster analyze": "-o is a folder"}
+    offered = commands_with_output(exe)
+    check(len(offered) >= len(written) and set(offered) == set(written) | set(not_written),
+          "every command with -o is checked with -o /dev/stdout or says why not: offered %s; unclassified %s; "
+          "gone %s" % (offered, sorted(set(offered) - set(written) - set(not_written)),
+                       sorted((set(written) | set(not_written)) - set(offered))))
+    for args in [(cmd, *rest) for cmd, rest in written.items() if cmd in offered]:
         label = " ".join(a for a in args if a not in (real, other))
         if args[0] == "report":
             want_path = os.path.join(tmp, "want.html")

@@ -4,8 +4,9 @@ so that a change of the top half (session, documents, renderers) cannot
 change a figure or a page by accident.
 
 For every trace in ../shared/fixtures and test/data it runs the JSON of
-summary, analyze, diagnose and suggest, every view in every format and both
-exports; plus validate on the shipped ResNet50 pair and on the benchmark
+summary, analyze, diagnose and suggest, every view in every format and
+every export format (as `aiprof view --help` and `aiprof export --help` list
+them); plus validate on the shipped ResNet50 pair and on the benchmark
 files in test/data/validation, and cluster map + reduce on the multi-rank
 fixtures. Machine-readable outputs (JSON) are stored whole, normalised only
 where they hold a wall-clock time or a temporary path; pages and binary
@@ -26,9 +27,6 @@ import subprocess
 import sys
 import tempfile
 
-VIEWS = [("flame", ["html", "svg", "folded", "speedscope"]), ("timeline", ["html"]),
-         ("topology", ["html", "svg", "dot"])]
-EXPORTS = ["perfetto", "chrome-json"]
 # Keys whose values are wall-clock measurements of aiprof itself.
 RULES_DIR = re.compile(r'[^\s"'"'"'(]*/rules/')
 # Graphviz measures label text with the fonts installed, so laid-out
@@ -131,7 +129,29 @@ def text_case(cmd, path, tmp):
     return text.splitlines()
 
 
-def cases_for(exe, path, rel, tmp):
+def views_and_exports(exe):
+    """Every view with its formats and every export format, as the binary's
+    help lists them (`view --help`: "--NAME ... (formats: A B)", from the
+    views' registry; `export --help`: "--format TEXT:{A,B}"), so that a new
+    view or format is recorded and compared without an edit here."""
+    def help_of(cmd):
+        p = subprocess.run([exe, cmd, "--help"], capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"{exe} {cmd} --help: exit {p.returncode}: {p.stderr.strip()}")
+        return p.stdout
+    views = []
+    for option in re.split(r"\n(?=  -)", help_of("view")):
+        name = re.match(r"\s*--([a-z][a-z0-9-]*)", option)
+        formats = re.search(r"\(formats: ([a-z0-9 -]+)\)", option)
+        if name and formats:
+            views.append((name.group(1), formats.group(1).split()))
+    exports = re.search(r"--format TEXT:\{([a-z0-9,-]+)\}", help_of("export"))
+    if not views or not exports:
+        sys.exit(f"{exe}: no views (view --help) or export formats (export --help) found")
+    return views, exports.group(1).split(",")
+
+
+def cases_for(exe, path, rel, tmp, views, exports):
     """(name, thunk) pairs for one input."""
     cases = []
     for cmd in ["summary", "analyze", "diagnose", "suggest"]:
@@ -139,14 +159,14 @@ def cases_for(exe, path, rel, tmp):
         cases.append((f"{cmd}/{rel}", lambda c=cmd, e=extra: json_case([exe, c, path, "--format", "json", *e], tmp)))
     md = os.path.join(tmp, f"report.{abs(hash(rel))}.md")
     cases.append((f"report-md/{rel}", lambda o=md: text_case([exe, "report", path, "-o", o], o, tmp)))
-    for view, formats in VIEWS:
+    for view, formats in views:
         for fmt in formats:
             out = os.path.join(tmp, f"{view}.{fmt}.{abs(hash(rel))}")
             laid_out = view == "topology" and fmt != "dot"
             cases.append((f"view-{view}-{fmt}/{rel}",
                           lambda v=view, f=fmt, o=out, l=laid_out: digest_case(
                               [exe, "view", path, "--" + v, "--format", f, "-o", o], o, l)))
-    for fmt in EXPORTS:
+    for fmt in exports:
         out = os.path.join(tmp, f"export.{fmt}.{abs(hash(rel))}")
         cases.append((f"export-{fmt}/{rel}", lambda f=fmt, o=out: digest_case([exe, "export", path, "--format", f, "-o", o], o)))
     return cases
@@ -206,8 +226,9 @@ def main():
         os.symlink(os.path.abspath(a.data), os.path.join(names, "data"))
         os.chdir(names)
         cases = global_cases(exe, "fixtures", "data", tmp)
+        views, exports = views_and_exports(exe)
         for path in inputs("fixtures", "data"):
-            cases += cases_for(exe, path, path, tmp)
+            cases += cases_for(exe, path, path, tmp, views, exports)
         cases = [c for c in cases if a.k in c[0]]
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
             results = dict(zip([c[0] for c in cases], pool.map(lambda c: c[1](), cases)))
