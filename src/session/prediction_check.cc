@@ -28,11 +28,6 @@ const SuggestionOutcome* FindOutcome(const SuggestResult& r, const std::string& 
   return nullptr;
 }
 
-// Findings about the spread of step or op times (unstable steps, a long
-// tail of slow instances): any change of the step moves them, so their
-// going away names no fix the after run applied.
-bool SpreadFinding(const std::string& bottleneck) { return bottleneck == "long_tail"; }
-
 // The ops a finding names, when it names them: the fusion candidates' ops.
 std::vector<std::string> NamedOps(AnalysisSession& s, const Finding& f) {
   std::vector<std::string> out;

@@ -8,6 +8,7 @@
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/analysis/diagnosis/bottleneck_types.h"
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/window/analysis_window.h"
 
@@ -341,13 +342,24 @@ Priority DecidePriority(double share, Confidence confidence) {
   return score >= kHighPriorityScore ? Priority::kHigh : score >= kMediumPriorityScore ? Priority::kMedium : Priority::kLow;
 }
 
-bool DescriptiveFinding(const std::string& b) { return b == "compute"; }
+bool DescriptiveFinding(const std::string& b) {
+  const BottleneckType* t = FindBottleneckType(b);
+  return t != nullptr && t->descriptive;
+}
 
-bool CaveatFinding(const std::string& b) { return b == "attribution"; }
+bool CaveatFinding(const std::string& b) {
+  const BottleneckType* t = FindBottleneckType(b);
+  return t != nullptr && t->caveat;
+}
 
 bool ExclusiveImpact(const std::string& b) {
-  return b == "host_bound" || b == "sync_bound" || b == "data_loading" || b == "memcpy" ||
-         b == "communication_bound" || b == "layout_conversion";
+  const BottleneckType* t = FindBottleneckType(b);
+  return t != nullptr && t->exclusive_impact;
+}
+
+bool SpreadFinding(const std::string& b) {
+  const BottleneckType* t = FindBottleneckType(b);
+  return t != nullptr && t->spread;
 }
 
 const Rule& UnexplainedTimeRule() {

@@ -157,10 +157,16 @@ inline constexpr double kUntracedMinShare = 0.10;
 // A finding whose steady-state impact is below this share of the base is low confidence.
 inline constexpr double kNegligibleImpactShare = 0.01;
 
-// Bottlenecks whose impacts are disjoint parts of the step by construction
-// (idle by cause, exposed copies, exposed communication, conversion kernels):
-// their impacts add up. Other impacts overlap these.
+// The traits of a finding's bottleneck type (bottleneck_types.h; false for
+// a type of a user's own rule). Bottlenecks whose impacts are disjoint parts
+// of the step by construction (idle by cause, exposed copies, exposed
+// communication, conversion kernels): their impacts add up. Other impacts
+// overlap these.
 bool ExclusiveImpact(const std::string& bottleneck);
+
+// Findings about the spread of step or op times (unstable steps, a long
+// tail of slow instances): any change of the step moves them.
+bool SpreadFinding(const std::string& bottleneck);
 
 // Findings that say what the time is rather than a cause to remove (the
 // compute finding): ordered after the removable causes, no Amdahl bound.

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "src/analysis/attribution/attribution.h"
+#include "src/analysis/diagnosis/bottleneck_types.h"
 #include "src/analysis/diagnosis/diagnose.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/layout/layout_conversions.h"
@@ -519,18 +520,15 @@ void FillMarkers(const Trace& t, const TimelineInputs& in, TimelineModel* m) {
                !in.fusion->top[0].ops.empty()) {
       base.search = std::string(t.Str(in.fusion->top[0].ops[0]));
     }
-    const std::string& b = f.rule->bottleneck;
-    int cause = b == "host_bound"                        ? int(GapCause::kHostBound)
-                : b == "sync_bound"                      ? int(GapCause::kSync)
-                : b == "data_loading"                    ? int(GapCause::kDataLoading)
-                : b == "startup" || b == "graph_capture" ? int(GapCause::kStartup)
-                                                         : -1;
+    // The gaps of the finding's cause (its bottleneck type's gap_cause).
+    const BottleneckType* type = FindBottleneckType(f.rule->bottleneck);
+    const std::string_view cause = type != nullptr ? type->gap_cause : std::string_view();
     size_t placed = 0;
-    if (cause >= 0 && in.gaps) {
+    if (!cause.empty() && in.gaps) {
       for (const TimelineBreakdown& tl : in.gaps->timelines) {
         size_t here = 0;
         for (const Gap& g : tl.largest_gaps) {
-          if (int(g.cause) != cause || here == kGapMarkersPerTimeline) continue;
+          if (GapCauseName(g.cause) != cause || here == kGapMarkersPerTimeline) continue;
           TimelineMarker mk = base;
           mk.where = std::string("idle gap (") + GapCauseName(g.cause) + ")";
           mk.rank = tl.rank;

@@ -1,19 +1,22 @@
 #include "src/view/timeline/timeline_model.h"
 
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <filesystem>
 #include <map>
 #include <set>
-#include <simdjson.h>
 #include <string>
 
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/analysis/diagnosis/bottleneck_types.h"
+#include "src/analysis/diagnosis/diagnose.h"
+#include "src/analysis/gaps/idle_gaps.h"
 #include "src/model/page_fault_records.h"
 #include "src/model/trace_builder.h"
-#include "src/view/timeline/timeline_html.h"
 #include "src/session/session.h"
+#include "src/view/timeline/timeline_html.h"
 #include "src/view/timeline/timeline_view.h"
 #include "test/util/trace_fixtures.h"
 
@@ -378,6 +381,47 @@ TEST(TimelineViewTest, AlexnetHasGapsAndFindingMarkers) {
   std::string page;
   ASSERT_TRUE(RenderTimelinePage(*AnalysisSession::ForTrace(trace), {}, &page).ok());
   EXPECT_NE(page.find("\"markers\":[{"), std::string::npos);
+}
+
+// A finding is marked at the largest gaps of its bottleneck type's gap cause
+// (bottleneck_types.cc) and nowhere else, for every type that has one; on
+// the real alexnet trace, whose gaps have several causes.
+TEST(TimelineViewTest, FindingsAreMarkedAtTheGapsOfTheirTypesCause) {
+  auto r = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/alexnet_a100_kineto.json.gz");
+  ASSERT_TRUE(r.ok());
+  const Trace& trace = **r;
+  GapsOptions go;
+  go.keep_all_gaps = true;
+  GapsResult gaps = ComputeGaps(trace, go);
+  std::set<std::string> present;
+  for (const TimelineBreakdown& tl : gaps.timelines) {
+    for (const Gap& g : tl.largest_gaps) present.insert(GapCauseName(g.cause));
+  }
+  size_t marked_types = 0;
+  for (const BottleneckType& type : BottleneckTypes()) {
+    if (type.gap_cause.empty()) continue;
+    Rule rule;
+    rule.id = "r";
+    rule.bottleneck = std::string(type.name);
+    Diagnosis d;
+    d.findings.emplace_back();
+    d.findings.back().rule = &rule;
+    TimelineInputs in;
+    in.gaps = &gaps;
+    in.diagnosis = &d;
+    TimelineModel m = BuildTimelineModel(trace, in, {});
+    ASSERT_FALSE(m.markers.empty()) << type.name;
+    const std::string at = "idle gap (" + std::string(type.gap_cause) + ")";
+    for (const TimelineMarker& mk : m.markers) {
+      if (present.count(std::string(type.gap_cause))) {
+        EXPECT_EQ(mk.where, at) << type.name;
+      } else {
+        EXPECT_EQ(mk.where.rfind("idle gap", 0), std::string::npos) << type.name << ": " << mk.where;
+      }
+    }
+    marked_types += present.count(std::string(type.gap_cause));
+  }
+  EXPECT_GE(marked_types, 1u);  // the trace has gaps of at least one marked cause
 }
 
 // Hand-made with TraceBuilder: stack samples become ticks on their thread's
