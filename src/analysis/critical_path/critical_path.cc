@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "src/analysis/common/steps.h"
 #include "src/analysis/communication/collectives.h"
@@ -390,6 +391,34 @@ class Walker {
   const StartupWork* startup_ = nullptr;
 };
 
+// The slices with the most own time on the counted steps' paths (WalkAll's
+// steps: the steady ones, all when none is steady), by name.
+std::vector<PathSliceTotal> TopPathSlices(const Trace& trace, const CriticalPathResult& r) {
+  std::unordered_map<uint32_t, PathSliceTotal> by_name;
+  const bool all = r.window_steps == r.steps.size();
+  for (const StepPath& p : r.steps) {
+    if (!all && !p.steady) continue;
+    for (size_t k = p.first_segment; k < p.first_segment + p.segment_count; ++k) {
+      const PathSegment& seg = r.segments[k];
+      if (seg.slice == kNoSlice || IsIdleClass(seg.cls)) continue;
+      PathSliceTotal& e = by_name[trace.slices.name[seg.slice].raw];
+      e.name = trace.slices.name[seg.slice];
+      e.on_path_ns += seg.end_ns - seg.start_ns;
+      e.cls = seg.cls;
+    }
+  }
+  std::vector<PathSliceTotal> v;
+  v.reserve(by_name.size());
+  for (const auto& [name, e] : by_name) v.push_back(e);
+  auto before = [](const PathSliceTotal& a, const PathSliceTotal& b) {
+    return a.on_path_ns != b.on_path_ns ? a.on_path_ns > b.on_path_ns : a.name.raw < b.name.raw;
+  };
+  const size_t n = std::min(kPathTopSlicesKept, v.size());
+  std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n), v.end(), before);
+  v.resize(n);
+  return v;
+}
+
 }  // namespace
 
 namespace {
@@ -518,6 +547,7 @@ CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOpt
   const StartupWork& startup = options.window != nullptr ? options.window->startup_work
                                                          : own_startup.emplace(StartupWork::CaptureWindowsOnly(trace));
   WalkAll(trace, r.graph, windows, nullptr, nullptr, &r, &startup);
+  r.window_top_slices = TopPathSlices(trace, r);
   if (options.cross != nullptr && options.cross->clocks_agree) NameWaitedRanks(trace, *options.cross, &r);
   if (!options.keep_graph) r.graph = DependencyGraph{}, r.step_of = {};
   return r;

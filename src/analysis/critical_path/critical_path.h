@@ -234,6 +234,16 @@ inline const char* StepEndText(bool host_only) {
   return host_only ? "its end on the host" : "the end of its last device work";
 }
 
+// How many of the largest on-path consumers CriticalPathResult keeps.
+inline constexpr size_t kPathTopSlicesKept = 8;
+
+// The own time of one slice name on the counted steps' paths.
+struct PathSliceTotal {
+  StringId name;
+  PathClass cls = PathClass::kCompute;  // the class of its last segment (steps and segments in time order)
+  int64_t on_path_ns = 0;               // summed over the counted steps (÷ window_steps: per step)
+};
+
 struct CriticalPathResult {
   DependencyGraph graph;
   std::vector<StepPath> steps;
@@ -247,6 +257,10 @@ struct CriticalPathResult {
   std::array<int64_t, kPathClassCount> window_own_on_path_ns{}, window_earlier_on_path_ns{}, window_later_on_path_ns{},
       window_other_rank_on_path_ns{};
   int64_t window_device_idle_unexplained_ns = 0;
+  // The largest on-path consumers: slices (not idle) by name over the same
+  // steps as the sums above, most on-path time first (equal: by name id), at
+  // most kPathTopSlicesKept. ComputeCriticalPath only (a rewalk leaves it empty).
+  std::vector<PathSliceTotal> window_top_slices;
   // The step (index into steps) whose work each device activity is: its
   // launching call's start (unlinked: its own start) falls in the step on its
   // rank; without steps, its rank's window. kNoSlice: none.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -259,6 +260,51 @@ TEST(CriticalPathTest, HandMadeBacklogIsApartFromTheStepsOwnWork) {
   EXPECT_EQ(r.window_earlier_on_path_ns[k], 20'000);
   EXPECT_EQ(r.window_by_class_ns[k], 65'000);
   for (size_t c = 0; c < kPathClassCount; ++c) EXPECT_LE(r.window_own_on_path_ns[c], r.window_device_total_ns[c]);
+}
+
+// The largest on-path consumers are the analysis' (the report's renderer
+// summed and sorted them): by name, over the counted steps. kBacklog by hand:
+// both steps counted, K1 35 (step 1) + 20 (step 2's path) = 55 µs, K2 10;
+// with step 1 as warm-up, step 2 alone: K1 20, K2 10. kCopies: K1 60, the
+// D2H copy 20, K2 10, then aten::mm and cudaStreamSynchronize 2 each (equal:
+// by name id); no idle, and the hidden H2D copy is not on the path.
+TEST(CriticalPathTest, HandMadeTopSlicesAreTheCountedStepsOwnTimeByName) {
+  auto t = ImportJsonText(kBacklog);
+  ASSERT_NE(t, nullptr);
+  auto names = [&](const CriticalPathResult& r) {
+    std::vector<std::pair<std::string, int64_t>> v;
+    for (const PathSliceTotal& e : r.window_top_slices) v.emplace_back(std::string(t->Str(e.name)), e.on_path_ns);
+    return v;
+  };
+  using V = std::vector<std::pair<std::string, int64_t>>;
+  const CriticalPathResult all = ComputeCriticalPath(*t);
+  EXPECT_EQ(names(all), (V{{"K1", 55'000}, {"K2", 10'000}}));
+  ASSERT_FALSE(all.window_top_slices.empty());
+  EXPECT_EQ(all.window_top_slices[0].cls, PathClass::kCompute);
+  const AnalysisWindow w = ComputeAnalysisWindow(*t, /*warmup_steps=*/1);
+  CriticalPathOptions o;
+  o.window = &w;
+  const CriticalPathResult steady = ComputeCriticalPath(*t, o);
+  ASSERT_EQ(steady.window_steps, 1u);
+  EXPECT_EQ(names(steady), (V{{"K1", 20'000}, {"K2", 10'000}}));
+
+  auto c = ImportJsonText(kCopies);
+  ASSERT_NE(c, nullptr);
+  const CriticalPathResult r = ComputeCriticalPath(*c);
+  ASSERT_EQ(r.window_top_slices.size(), 5u);
+  std::vector<std::pair<std::string, PathClass>> got;
+  for (const PathSliceTotal& e : r.window_top_slices) got.emplace_back(std::string(c->Str(e.name)), e.cls);
+  EXPECT_EQ(got[0], std::make_pair(std::string("K1"), PathClass::kCompute));
+  EXPECT_EQ(got[1], std::make_pair(std::string("Memcpy DtoH (Device -> Pageable)"), PathClass::kCopy));
+  EXPECT_EQ(got[2], std::make_pair(std::string("K2"), PathClass::kCompute));
+  EXPECT_EQ(r.window_top_slices[0].on_path_ns, 60'000);
+  EXPECT_EQ(r.window_top_slices[1].on_path_ns, 20'000);
+  EXPECT_EQ(r.window_top_slices[2].on_path_ns, 10'000);
+  EXPECT_EQ(r.window_top_slices[3].on_path_ns, 2'000);
+  EXPECT_EQ(r.window_top_slices[4].on_path_ns, 2'000);
+  EXPECT_LT(r.window_top_slices[3].name.raw, r.window_top_slices[4].name.raw);
+  const std::set<std::string> last{got[3].first, got[4].first};
+  EXPECT_EQ(last, (std::set<std::string>{"aten::mm", "cudaStreamSynchronize"}));
 }
 
 // Hand-made (µs), as ROCm records stream waits: hipStreamWaitEvent with no

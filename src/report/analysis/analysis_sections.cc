@@ -4,7 +4,6 @@
 #include <cctype>
 #include <map>
 #include <string>
-#include <unordered_map>
 
 #include "src/report/attribution/attribution_report.h"
 
@@ -819,7 +818,7 @@ void CommunicationSection(AnalysisResults& in, Section* s) {
 // Critical path: steps described one by one; slices named as the largest
 // on-path consumers.
 constexpr size_t kPathStepsShown = 8;
-constexpr size_t kPathTopSlices = 8;
+constexpr size_t kPathTopSlices = kPathTopSlicesKept;
 
 // Path time by class as columns (one per class), appended to `t` and `row`.
 void ClassColumns(Table* t) {
@@ -829,28 +828,14 @@ void ClassColumns(Table* t) {
   }
 }
 
-// The slices with the most own time on the steady steps' paths, per step.
+// The analysis' largest on-path consumers (CriticalPathResult::window_top_slices), per step.
 Table TopPathSlices(const Trace& trace, const CriticalPathResult& r, double per) {
-  std::unordered_map<uint32_t, std::pair<int64_t, PathClass>> by_name;
-  for (const StepPath& p : r.steps) {
-    if (r.window_steps > 0 && !p.steady && r.window_steps != r.steps.size()) continue;
-    for (size_t k = p.first_segment; k < p.first_segment + p.segment_count; ++k) {
-      const PathSegment& seg = r.segments[k];
-      if (seg.slice == kNoSlice || IsIdleClass(seg.cls)) continue;
-      auto& e = by_name[trace.slices.name[seg.slice].raw];
-      e.first += seg.end_ns - seg.start_ns;
-      e.second = seg.cls;
-    }
-  }
-  std::vector<std::pair<uint32_t, std::pair<int64_t, PathClass>>> v(by_name.begin(), by_name.end());
-  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
-    return a.second.first != b.second.first ? a.second.first > b.second.first : a.first < b.first;
-  });
   Table t{"top_slices", "Largest on-path consumers (own time, per steady step)",
           {{"class", "Class"}, {"per_step_ns", "On the path per step", Unit::kNs}, {"name", "Slice"}}, {}, ""};
-  for (size_t k = 0; k < std::min(kPathTopSlices, v.size()); ++k) {
-    t.rows.push_back({StrValue(PathClassName(v[k].second.second)), Ns(static_cast<double>(v[k].second.first) / per),
-                      StrValue(trace.Str(StringId{v[k].first}))});
+  for (size_t k = 0; k < std::min(kPathTopSlices, r.window_top_slices.size()); ++k) {
+    const PathSliceTotal& e = r.window_top_slices[k];
+    t.rows.push_back(
+        {StrValue(PathClassName(e.cls)), Ns(static_cast<double>(e.on_path_ns) / per), StrValue(trace.Str(e.name))});
   }
   return t;
 }
