@@ -139,6 +139,40 @@ StepStats ComputeBreakdownStepStats(const StepList& list) {
   return stats;
 }
 
+// StepStats::every_step_median_ns and the slow flags, over the steps with a time.
+void MarkSlowSteps(StepStats* stats) {
+  std::vector<int64_t> durs;
+  for (const StepTime& st : stats->every_step) {
+    if (st.dur_ns >= 0) durs.push_back(st.dur_ns);
+  }
+  if (durs.empty()) return;
+  std::sort(durs.begin(), durs.end());
+  stats->every_step_median_ns = QuantileSorted(durs.data(), durs.size(), 0.5);
+  for (StepTime& st : stats->every_step) {
+    st.slow = durs.size() >= 3 && static_cast<double>(st.dur_ns) > kSlowStepFactor * stats->every_step_median_ns;
+  }
+}
+
+// Every timeline step (Trace::steps order) on the chosen base: its host span,
+// or its device period where it has one.
+void SetEveryStep(const Trace& trace, const StepList& list, const StepPeriods& periods, StepStats* stats) {
+  const bool by_period = stats->base == StepTimeBase::kDevicePeriod;
+  stats->every_step.resize(trace.steps.size());
+  for (uint32_t i = 0; i < trace.steps.size(); ++i) {
+    StepTime& st = stats->every_step[i];
+    st.row = i;
+    st.rank = trace.steps.rank[i];
+    st.host_ns = trace.steps.dur_ns[i];
+    st.dur_ns = by_period ? -1 : st.host_ns;
+  }
+  for (size_t k = 0; by_period && k < list.steps.size() && k < periods.period_ns.size(); ++k) {
+    if (list.steps[k].row < stats->every_step.size() && periods.period_ns[k] >= 0) {
+      stats->every_step[list.steps[k].row].dur_ns = periods.period_ns[k];
+    }
+  }
+  MarkSlowSteps(stats);
+}
+
 }  // namespace
 
 StepStats ComputeStepStats(const Trace& trace, const AnalysisWindow* window) {
@@ -159,7 +193,11 @@ StepStats ComputeStepStats(const Trace& trace, const AnalysisWindow* window) {
     StepList kept;
     kept.source = list.source;
     for (size_t k : steady) kept.steps.push_back(list.steps[k]);
-    return ComputeBreakdownStepStats(kept);
+    StepStats stats = ComputeBreakdownStepStats(kept);
+    for (const StepSpan& st : list.steps)
+      stats.every_step.push_back({kNoSlice, st.rank, st.number, st.dur_ns, st.dur_ns});
+    MarkSlowSteps(&stats);
+    return stats;
   }
   StepStats stats;
   stats.source = list.reported_source();
@@ -174,6 +212,7 @@ StepStats ComputeStepStats(const Trace& trace, const AnalysisWindow* window) {
   for (size_t k : with_period) {
     stats.period_mean_ns += static_cast<double>(periods.period_ns[k]) / static_cast<double>(with_period.size());
   }
+  SetEveryStep(trace, list, periods, &stats);
   // The distribution and the slowest steps on the chosen base.
   const bool by_period = stats.base == StepTimeBase::kDevicePeriod;
   const std::vector<size_t>& used = by_period ? with_period : steady;

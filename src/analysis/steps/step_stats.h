@@ -52,6 +52,21 @@ inline constexpr size_t kMinStepsForExcess = 3;
 inline constexpr size_t kMinStepsForFastMode = 8;
 inline constexpr double kFastModeShare = 0.5;
 
+// A step of the step chart is slow when it is this much longer than the
+// median of every step (StepStats::every_step_median_ns).
+inline constexpr double kSlowStepFactor = 1.2;
+
+// One step of the trace, warm-up and truncated ones included: the report's
+// step chart.
+struct StepTime {
+  uint32_t row = kNoSlice;  // row in Trace::steps; kNoSlice: a breakdown step (rank and number say which)
+  int32_t rank = kNoRank;
+  int64_t number = -1;  // breakdown steps only
+  int64_t dur_ns = -1;  // on StepStats::base; -1: none (a rank's first step has no device period)
+  int64_t host_ns = 0;  // its host span (breakdown steps: their written duration)
+  bool slow = false;    // dur_ns > kSlowStepFactor × every_step_median_ns, with 3 or more steps timed
+};
+
 struct StepDiffOp {
   StringId name;
   int64_t step_total_ns = 0;  // this op's summed time in the slow step
@@ -102,6 +117,11 @@ struct StepStats {
   // --torch-every N), the steps that carry ops.
   size_t op_median_steps = 0;
   std::vector<BreakdownStep> breakdown_steps;  // by (rank, step); breakdown steps only
+  // Every step, warm-up and truncated ones included, on `base` (the steady
+  // steps' choice): timeline steps in Trace::steps order, else the breakdown
+  // file's by (rank, step); and the median of those with a time.
+  std::vector<StepTime> every_step;
+  double every_step_median_ns = 0;
 };
 
 struct AnalysisWindow;

@@ -321,6 +321,51 @@ TEST(StepStatsTest, HandMadeDeviceBehindReadsTheDevicePeriod) {
   EXPECT_NEAR(value("step_time_device_period_mean_ns"), 15'000, 0.5);
 }
 
+// The report's step chart reads every step from here (it ran FindSteps and
+// its own median): warm-up included, on the steady steps' base. By hand:
+// steps of 50, 10, 10 and 13 ms; the first is warm-up (median of the rest
+// 10 ms, MAD 0: over 12 ms), so the steady p50 is 10 ms, while every step's
+// median is (10 + 13) / 2 = 11.5 ms and only the 50 ms step is over 1.2 x
+// that (13 ms is not: 13.8). On kDeviceBehindTrace every step is on the
+// device period: the first has none (-1), the others 15 us; 2 timed steps
+// flag none slow.
+TEST(StepStatsTest, HandMadeEveryStepCarriesTheChartsMedianAndSlowFlags) {
+  auto t = ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":50000},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":50000,"dur":10000},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":60000,"dur":10000},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#4","pid":1,"tid":1,"ts":70000,"dur":13000}
+  ]})json");
+  ASSERT_NE(t, nullptr);
+  const AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_EQ(w.warmup_only(), 1u);
+  const StepStats s = ComputeStepStats(*t, &w);
+  EXPECT_EQ(s.count, 3u);
+  EXPECT_NEAR(s.p50_ns, 10e6, 1e-3);
+  ASSERT_EQ(s.every_step.size(), 4u);
+  const int64_t want[] = {50'000'000, 10'000'000, 10'000'000, 13'000'000};
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.every_step[i].row, i);
+    EXPECT_EQ(s.every_step[i].dur_ns, want[i]);
+    EXPECT_EQ(s.every_step[i].host_ns, want[i]);
+    EXPECT_EQ(s.every_step[i].slow, i == 0) << i;
+  }
+  EXPECT_NEAR(s.every_step_median_ns, 11.5e6, 1e-3);
+
+  auto behind = ImportJsonText(kDeviceBehindTrace);
+  ASSERT_NE(behind, nullptr);
+  const AnalysisWindow wb = ComputeAnalysisWindow(*behind);
+  const StepStats b = ComputeStepStats(*behind, &wb);
+  ASSERT_EQ(b.base, StepTimeBase::kDevicePeriod);
+  ASSERT_EQ(b.every_step.size(), 3u);
+  EXPECT_EQ(b.every_step[0].dur_ns, -1);
+  EXPECT_EQ(b.every_step[1].dur_ns, 15'000);
+  EXPECT_EQ(b.every_step[2].dur_ns, 15'000);
+  EXPECT_EQ(b.every_step[0].host_ns, 10'000);
+  EXPECT_NEAR(b.every_step_median_ns, 15'000, 1e-9);
+  for (const StepTime& st : b.every_step) EXPECT_FALSE(st.slow);
+}
+
 // Hand-made capture with ops in 1 step in 2 (aiprof trace --torch-every 2):
 // 8 steps; the odd ones (10 ms) hold no op, the even ones an aten::mm of
 // 8 ms (steps 2, 4, 6, 12 ms each) and 18 ms (step 8, 22 ms). By hand: the

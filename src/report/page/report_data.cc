@@ -9,7 +9,6 @@
 #include <limits>
 #include <map>
 
-#include "src/analysis/common/steps.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/memory/memory_series.h"
@@ -36,54 +35,30 @@ std::string TimelineLabel(const TimelineBreakdown& tl) {
   return who;
 }
 
+// The step chart: every step on the headline's base, with the median and
+// slow flags the steps analysis gives them (StepStats::every_step).
 void FillSteps(const Trace& t, ReportData* r) {
-  std::vector<double> durs;
   const bool multi_rank = [&] {
     for (size_t i = 1; i < t.steps.size(); ++i) {
       if (t.steps.rank[i] != t.steps.rank[0]) return true;
     }
     return false;
   }();
-  // On the headline's base: where the device runs behind the host each
-  // step's device period (a rank's first step has none: NaN), its host span
-  // beside it.
-  std::vector<double> period_ms(t.steps.size(), std::numeric_limits<double>::quiet_NaN());
-  const bool by_period = r->steady_stats.base == StepTimeBase::kDevicePeriod;
-  if (by_period) {
-    const StepList list = FindSteps(t);
-    const StepPeriods periods = ComputeStepPeriods(t, list);
-    for (size_t k = 0; k < list.steps.size(); ++k) {
-      if (list.steps[k].row < period_ms.size() && k < periods.period_ns.size() && periods.period_ns[k] >= 0) {
-        period_ms[list.steps[k].row] = NsToMs(static_cast<double>(periods.period_ns[k]));
-      }
-    }
-  }
-  for (size_t i = 0; i < t.steps.size(); ++i) {
+  for (const StepTime& st : r->steady_stats.every_step) {
     ReportStep s;
-    s.label = std::string(t.Str(t.steps.name[i]));
-    if (multi_rank && t.steps.rank[i] != kNoRank) s.label = "r" + std::to_string(t.steps.rank[i]) + " " + s.label;
-    s.host_ms = NsToMs(static_cast<double>(t.steps.dur_ns[i]));
-    s.dur_ms = by_period ? period_ms[i] : s.host_ms;
-    if (std::isfinite(s.dur_ms)) durs.push_back(s.dur_ms);
+    if (st.row < t.steps.size()) {
+      s.label = std::string(t.Str(t.steps.name[st.row]));
+      if (multi_rank && st.rank != kNoRank) s.label = "r" + std::to_string(st.rank) + " " + s.label;
+    } else {  // a breakdown file's step (step_trace_time.csv)
+      s.label = (st.rank != kNoRank ? "r" + std::to_string(st.rank) + " " : std::string()) + "step " +
+                std::to_string(st.number);
+    }
+    s.host_ms = NsToMs(static_cast<double>(st.host_ns));
+    s.dur_ms = st.dur_ns >= 0 ? NsToMs(static_cast<double>(st.dur_ns)) : std::numeric_limits<double>::quiet_NaN();
+    s.slow = st.slow;
     r->steps.push_back(std::move(s));
   }
-  if (r->steps.empty()) {
-    // Steps known only from a profiler's breakdown file (step_trace_time.csv).
-    for (const BreakdownStep& b : r->steps_stats.breakdown_steps) {
-      ReportStep s;
-      s.label = (b.rank != kNoRank ? "r" + std::to_string(b.rank) + " " : std::string()) + "step " +
-                std::to_string(b.number);
-      s.dur_ms = s.host_ms = NsToMs(static_cast<double>(b.dur_ns));
-      durs.push_back(s.dur_ms);
-      r->steps.push_back(std::move(s));
-    }
-  }
-  if (durs.empty()) return;
-  std::vector<double> sorted = durs;
-  std::sort(sorted.begin(), sorted.end());
-  size_t n = sorted.size();
-  r->median_step_ms = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-  for (ReportStep& s : r->steps) s.slow = n >= 3 && s.dur_ms > kSlowStepFactor * r->median_step_ms;
+  r->median_step_ms = NsToMs(r->steady_stats.every_step_median_ns);
 }
 
 void FillOps(const Summary& summary, const Trace& t, ReportData* r) {

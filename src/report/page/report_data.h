@@ -32,8 +32,6 @@ inline constexpr size_t kReportTopOps = 50;
 inline constexpr size_t kReportRooflinePoints = 200;
 inline constexpr size_t kReportStepBars = 500;  // the step chart's bars (runs of steps past it)
 inline constexpr size_t kReportMemoryPoints = AnalysisResults::kMemorySeriesPoints;
-// A step is marked slow when it is this much longer than the median step.
-inline constexpr double kSlowStepFactor = 1.2;
 
 // Everything the report shows comes from the session: its trace, the
 // analyses' results, the diagnosis and the suggestions (computed once, shared
@@ -47,7 +45,7 @@ struct ReportInputs {
 struct ReportStep {
   std::string label;  // "ProfilerStep#3" (rank-prefixed on multi-rank traces)
   double dur_ms = 0;  // on the headline's base (steady_stats.base): NaN where a rank's first step has no period
-  bool slow = false;
+  bool slow = false;  // StepTime::slow
   double host_ms = 0;  // its host span (the same as dur_ms on a host-span base)
 };
 
@@ -112,7 +110,7 @@ struct ReportData {
   std::vector<ReportBreakdownRow> breakdown;
   bool cpu_only = false;
   std::vector<ReportStep> steps;
-  double median_step_ms = 0;
+  double median_step_ms = 0;  // of every step (StepStats::every_step_median_ns)
   // Idle gaps: per duration bucket, time per cause (ms), summed over timelines.
   double gap_hist_ms[kGapBucketCount][kGapCauseCount] = {};
   uint64_t gap_hist_count[kGapBucketCount] = {};
