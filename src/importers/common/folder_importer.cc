@@ -39,7 +39,7 @@ bool IsSideFile(const fs::path& p) {
 // first 4 KiB)" for a rank file the user may not read; input trial, 'in').
 std::string NotATraceFile(const fs::path& p) {
   if (IsSideFile(p)) return "a profiler's side file";
-  StatusOr<std::string> prefix = ReadPrefix(p.string(), 4096);
+  StatusOr<std::string> prefix = ReadPrefix(p.string(), kDetectPrefixBytes);
   if (!prefix.ok()) return prefix.status().message();
   if (!IsImportableFilePrefix(*prefix)) return p.string() + ": not a recognised trace (by its first 4 KiB)";
   return "";
@@ -184,11 +184,11 @@ StatusOr<std::unique_ptr<Trace>> ImportRankUnit(const FolderUnit& unit) {
 // zeros (a crashed writer) made its rank disappear with exit 0 (D12 of the
 // input trial).
 bool NamedLikeATrace(const fs::path& p) {
-  std::string name = p.filename().string();
-  for (const char* ext : {".json", ".json.gz", ".json.zst", ".gz", ".zst", ".sqlite", ".aiprof", ".nsys-rep"}) {
-    std::string_view e(ext);
-    if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) return true;
-  }
+  // An importer's ending (the registry's), or an Nsight report no importer
+  // reads (it needs nsys export first).
+  const std::string name = p.filename().string();
+  const std::string_view rep = ".nsys-rep";
+  if (HasTraceFileEnding(name) || (name.size() > rep.size() && name.ends_with(rep))) return true;
   return RankFromName(p.string()) != kNoRank;
 }
 

@@ -554,7 +554,7 @@ StatusOr<std::optional<GraphCaptureLayout>> FindGraphCaptureLayout(const std::st
     // With its error code: an entry whose status cannot be read (a symbolic
     // link loop) threw std::filesystem_error and ended the process.
     if (!entry.is_regular_file(ec) || name.starts_with(".") || name == "gpu_arch.json") continue;
-    StatusOr<std::string> prefix = ReadPrefix(entry.path().string(), 4096);
+    StatusOr<std::string> prefix = ReadPrefix(entry.path().string(), kDetectPrefixBytes);
     if (prefix.ok() && IsImportableFilePrefix(*prefix)) replays.push_back(entry.path().string());
   }
   std::sort(replays.begin(), replays.end());
