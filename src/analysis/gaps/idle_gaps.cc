@@ -322,6 +322,27 @@ std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, std::vector<Activity>>
   return out;
 }
 
+// GapsResult::device_util: of the steady steps' wall time where the window
+// is steps with starts (and they hold some of the timelines' time), else of
+// the spans less aiprof's own work.
+void SetDeviceUtil(bool steady_steps, GapsResult* result) {
+  int64_t window_busy = 0, window_base = 0, busy = 0, span_base = 0;
+  for (const TimelineBreakdown& tl : result->timelines) {
+    window_busy += tl.window_busy_ns;
+    window_base += tl.window_busy_ns;
+    for (int64_t ns : tl.window_idle_by_cause_ns) window_base += ns;
+    busy += tl.busy_ns;
+    span_base += tl.span_ns - tl.aiprof_overhead_ns;
+  }
+  if (steady_steps && window_base > 0) {
+    result->device_util = static_cast<double>(window_busy) / static_cast<double>(window_base);
+    result->device_util_base = UtilBase::kSteadySteps;
+  } else if (span_base > 0) {
+    result->device_util = static_cast<double>(busy) / static_cast<double>(span_base);
+    result->device_util_base = UtilBase::kSpan;
+  }
+}
+
 }  // namespace
 
 const char* GapCauseName(GapCause cause) {
@@ -388,6 +409,7 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
                   own == own_work.end() ? nullptr : &own->second, &out);
     result.timelines.push_back(std::move(out));
   }
+  SetDeviceUtil(window != nullptr && window->steps > 0 && window->has_step_starts, &result);
   AttachHostSamples(trace, &result);
   return result;
 }
@@ -464,20 +486,26 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
     return;
   }
   // Shares of the spans less aiprof's own work in them (not the program's).
-  int64_t span = 0, busy = 0, idle = 0, compute = 0, comm = 0, memcpy = 0, overlap = 0;
+  int64_t span = 0, busy = 0, compute = 0, comm = 0, memcpy = 0, overlap = 0;
   std::array<int64_t, kGapCauseCount> cause{};
   for (const TimelineBreakdown& tl : result.timelines) {
     span += tl.span_ns - tl.aiprof_overhead_ns;
     busy += tl.busy_ns;
-    idle += tl.idle_ns;
     compute += tl.compute_ns;
     comm += tl.comm_ns;
     overlap += tl.comm_overlap_ns;
     memcpy += tl.memcpy_ns;
     for (size_t c = 0; c < kGapCauseCount; ++c) cause[c] += tl.idle_by_cause_ns[c];
   }
-  metrics->Set("device_util", GapRatio(busy, span), kBreakdownSource);
-  metrics->Set("device_idle_ratio", GapRatio(idle, span), kBreakdownSource);
+  // Utilisation and idle share on one base (GapsResult::device_util); the
+  // other shares are of the spans.
+  if (result.device_util_base == UtilBase::kNone) {
+    metrics->SetUnavailable("device_util", "no time on the device timelines");
+    metrics->SetUnavailable("device_idle_ratio", "no time on the device timelines");
+  } else {
+    metrics->Set("device_util", result.device_util, kBreakdownSource);
+    metrics->Set("device_idle_ratio", 1 - result.device_util, kBreakdownSource);
+  }
   metrics->Set("compute_ratio", GapRatio(compute, span), kBreakdownSource);
   metrics->Set("data_loading_ratio", GapRatio(cause[size_t(GapCause::kDataLoading)], span), kBreakdownSource);
   if (result.cpu_only) {

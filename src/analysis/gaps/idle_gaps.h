@@ -112,10 +112,28 @@ struct TimelineBreakdown {
   int64_t window_busy_ns = 0;
 };
 
+// What GapsResult::device_util is a share of.
+enum class UtilBase : uint8_t {
+  kNone = 0,     // no timelines (or a zero base): unknown
+  kSteadySteps,  // the steady steps' wall time (each rank's own steps: the analysis window)
+  kSpan,         // each timeline's span (first to last activity), less aiprof's own work in it
+};
+
 struct GapsResult {
   bool cpu_only = false;        // no device activity: CPU main-thread timelines
   bool has_launch_links = false;  // some device activity has a known launching call
   std::vector<TimelineBreakdown> timelines;  // by (rank, device)
+  // Device utilisation: the one figure every output shows (the metric
+  // device_util, the report's headline card, serve's runs list), summed over
+  // the timelines (time-weighted). Where the window is steady steps with
+  // starts: Σ window_busy_ns / Σ (window_busy_ns + Σ window_idle_by_cause_ns),
+  // the busy share of the steady steps' wall time (less aiprof's own work);
+  // else Σ busy_ns / Σ (span_ns − aiprof_overhead_ns). The device's own span
+  // alone can be a sliver of the step (HTA's triton_example: one 1.8 us
+  // kernel in a 13.3 s step read 100%) and counts the warm-up. CPU-only: the
+  // main threads' op time. -1 and kNone: no timelines, or a zero base.
+  double device_util = -1;
+  UtilBase device_util_base = UtilBase::kNone;
 };
 
 struct AnalysisWindow;
@@ -130,11 +148,13 @@ struct GapsOptions {
 // O(n log n) in slices.
 GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options = {});
 
-// Publishes device_util, device_idle_ratio, compute_ratio, comm_ratio,
+// Publishes device_util (GapsResult::device_util) and device_idle_ratio
+// (1 − device_util, on the same base), compute_ratio, comm_ratio,
 // comm_overlap_ratio (overlap / comm), comm_exposed_ratio ((comm − overlap) /
 // span),
 // memcpy_ratio, idle_host_bound_ratio, idle_sync_ratio, idle_startup_ratio,
-// data_loading_ratio (sums over all timelines, i.e. time-weighted) and
+// data_loading_ratio (sums over all timelines, i.e. time-weighted, of the
+// spans less aiprof's own work) and
 // host_bound / sync_bound / data_loading / startup evidence.
 void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metrics);
 

@@ -489,6 +489,42 @@ TEST(IdleGapsTest, HandMadePerTraceWindowCountsNoEdges) {
   ExpectWindowAddsUp(tl, 120'000);
 }
 
+// Device utilisation is one figure on one base (GapsResult::device_util,
+// the metric device_util, the report's headline): with steps, the busy share
+// of the steady steps' wall time. By hand on TwoSteps: steps [0,100) and
+// [100,200) µs, kernels [30,60), [70,80), [110,150): busy 80 of 200 µs = 0.4
+// (the metric read 80 / the 120 µs span = 0.667 before, the report 0.4);
+// with step 1 as warm-up, 40 of [100,200) = 0.4; without steps, of the span:
+// 80 / 120.
+TEST(IdleGapsTest, HandMadeDeviceUtilIsOfTheSteadyStepsElseOfTheSpan) {
+  auto t = ImportJsonText(TwoSteps(/*loader=*/false, /*sync=*/false));
+  ASSERT_NE(t, nullptr);
+  WindowedGaps r = ComputeWindowed(*t, 0);
+  EXPECT_EQ(r.gaps.device_util_base, UtilBase::kSteadySteps);
+  EXPECT_NEAR(r.gaps.device_util, 80.0 / 200.0, 1e-12);
+  PublishGaps(*t, r.gaps, &r.metrics);
+  ASSERT_NE(r.metrics.Get("device_util"), nullptr);
+  EXPECT_NEAR(r.metrics.Get("device_util")->value, 80.0 / 200.0, 1e-12);
+  EXPECT_NEAR(r.metrics.Get("device_idle_ratio")->value, 120.0 / 200.0, 1e-12);
+
+  WindowedGaps warm = ComputeWindowed(*t, 1);
+  EXPECT_EQ(warm.gaps.device_util_base, UtilBase::kSteadySteps);
+  EXPECT_NEAR(warm.gaps.device_util, 40.0 / 100.0, 1e-12);
+
+  std::string json = TwoSteps(/*loader=*/false, /*sync=*/false);
+  for (size_t at; (at = json.find("ProfilerStep#")) != std::string::npos;) json.replace(at, 13, "annotation ");
+  auto no_steps = ImportJsonText(json);
+  ASSERT_NE(no_steps, nullptr);
+  WindowedGaps span = ComputeWindowed(*no_steps, 0);
+  EXPECT_EQ(span.gaps.device_util_base, UtilBase::kSpan);
+  EXPECT_NEAR(span.gaps.device_util, 80.0 / 120.0, 1e-12);
+  PublishGaps(*no_steps, span.gaps, &span.metrics);
+  EXPECT_NEAR(span.metrics.Get("device_util")->value, 80.0 / 120.0, 1e-12);
+  // Without a window (ComputeGaps alone): of the span, as before.
+  EXPECT_EQ(ComputeGaps(*t).device_util_base, UtilBase::kSpan);
+  EXPECT_NEAR(ComputeGaps(*t).device_util, 80.0 / 120.0, 1e-12);
+}
+
 // Hand-made, two ranks whose clocks differ by 1 ms: each has steps [0,100)
 // and [100,200) µs of its own clock and kernels [10,50) and [110,150). Each
 // rank's device is measured over its own steps: 80 busy, 120 idle (leading

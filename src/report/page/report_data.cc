@@ -165,13 +165,9 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   r.truncated_steps = results.window().truncated.size();
   const GapsResult& gaps = results.gaps();
   r.cpu_only = gaps.cpu_only;
-  int64_t busy = 0, span = 0, own = 0, window_busy = 0, window_idle = 0;
+  int64_t own = 0;
   for (const TimelineBreakdown& tl : gaps.timelines) {
-    busy += tl.busy_ns;
-    span += tl.span_ns;
     own += tl.aiprof_overhead_ns;
-    window_busy += tl.window_busy_ns;
-    for (int64_t ns : tl.window_idle_by_cause_ns) window_idle += ns;
     ReportBreakdownRow row;
     row.label = TimelineLabel(tl);
     row.span_ms = NsToMs(static_cast<double>(tl.span_ns));
@@ -192,17 +188,14 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   const size_t timelines = gaps.timelines.size();
   const std::string mean_over =
       timelines > 1 ? fmt::format(", the mean of {} {}", timelines, gaps.cpu_only ? "main threads" : "devices") : "";
-  if (r.steady_stats.count > 0 && window_busy + window_idle > 0) {
-    // Of the steady steps' wall time, as the Step time card counts it: a
-    // device's own span (first to last activity) can be a sliver of the
-    // step (one 2 µs kernel in a 13 s step read 100%).
-    r.device_util = static_cast<double>(window_busy) / static_cast<double>(window_busy + window_idle);
+  // The analysis' figure (GapsResult::device_util, analyze's device_util),
+  // said with its base.
+  r.device_util = gaps.device_util;
+  if (gaps.device_util_base == UtilBase::kSteadySteps) {
     r.device_util_basis = (gaps.cpu_only ? "main-thread op time / the steady steps' wall time"
                                          : "device busy time / the steady steps' wall time") +
                           mean_over;
-  } else if (span - own > 0) {
-    // As PublishGaps' device_util: of the span less aiprof's own work in it.
-    r.device_util = static_cast<double>(busy) / static_cast<double>(span - own);
+  } else if (gaps.device_util_base == UtilBase::kSpan) {
     r.device_util_basis = (gaps.cpu_only ? "main-thread op time / its span (first to last op)"
                                          : "device busy time / device span (first to last activity)") +
                           mean_over;
