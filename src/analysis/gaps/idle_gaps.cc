@@ -124,6 +124,7 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
   tl->compute_ns = LengthOf(compute_u);
   tl->comm_ns = LengthOf(comm_u);
   tl->comm_overlap_ns = IntersectionLength(compute_u, comm_u);
+  tl->comm_exposed_ns = tl->comm_ns - tl->comm_overlap_ns;
   Intervals memcpy_u = MergeIntervals(std::move(memcpy));
   tl->memcpy_ns = LengthOf(memcpy_u);
   std::optional<CoveredTime> in_window;
@@ -486,7 +487,7 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
     return;
   }
   // Shares of the spans less aiprof's own work in them (not the program's).
-  int64_t span = 0, busy = 0, compute = 0, comm = 0, memcpy = 0, overlap = 0;
+  int64_t span = 0, busy = 0, compute = 0, comm = 0, memcpy = 0, overlap = 0, exposed = 0;
   std::array<int64_t, kGapCauseCount> cause{};
   for (const TimelineBreakdown& tl : result.timelines) {
     span += tl.span_ns - tl.aiprof_overhead_ns;
@@ -494,6 +495,7 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
     compute += tl.compute_ns;
     comm += tl.comm_ns;
     overlap += tl.comm_overlap_ns;
+    exposed += tl.comm_exposed_ns;
     memcpy += tl.memcpy_ns;
     for (size_t c = 0; c < kGapCauseCount; ++c) cause[c] += tl.idle_by_cause_ns[c];
   }
@@ -520,7 +522,7 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
   } else {
     if (comm > 0) {
       metrics->Set("comm_overlap_ratio", GapRatio(overlap, comm), kBreakdownSource);
-      metrics->Set("comm_exposed_ratio", GapRatio(comm - overlap, span), kBreakdownSource);
+      metrics->Set("comm_exposed_ratio", GapRatio(exposed, span), kBreakdownSource);
     } else {
       metrics->SetUnavailable("comm_overlap_ratio", "no collectives on the device timeline");
       metrics->Set("comm_exposed_ratio", 0, kBreakdownSource);
