@@ -17,7 +17,10 @@ namespace {
 // Import diagnostics listed in the Markdown/HTML report (cluster.json has all).
 constexpr size_t kDiagnosticRowsShown = 50;
 
-// Busy over span of a rank's devices, 0 without a span.
+// Busy over span of a rank's devices (each device's first to last activity
+// in the whole trace, warm-up included), 0 without a span. Not analyze's
+// device_util (GapsResult::device_util: of the steady steps' wall time): the
+// per-rank digests hold no steady window, so it is named by its base.
 double DeviceUtilization(const ClusterRank& c) {
   return c.device_span_ns > 0 ? static_cast<double>(c.device_busy_ns) / static_cast<double>(c.device_span_ns) : 0.0;
 }
@@ -528,13 +531,13 @@ void AddRanks(const ClusterResult& r, Section* s) {
   for (render::Column c : std::vector<render::Column>{{"aligned_lateness_ns", "lateness", Unit::kNs},
                                                       {"clock_offset_ns", "clock offset", Unit::kNs},
                                                       {"last_arrivals", "last arrivals", Unit::kCount},
-                                                      {"device_utilization", "device util", Unit::kFraction},
+                                                      {"device_utilization", "device busy / span", Unit::kFraction},
                                                       {"memory_peak_allocated_bytes", "memory peak", Unit::kBytes}}) {
     columns.push_back(std::move(c));
   }
   Table& t = s->Add(Table{"ranks", "", std::move(columns), {}, ""});
   const std::string not_comparable = NotComparable(r);
-  bool no_device = false, no_memory = false;
+  bool no_device = false, no_memory = false, any_device = false;
   for (const ClusterRank& c : r.ranks) {
     // A rank without device activity (CPU-only) or memory events has no
     // utilisation or peak to show: blank, not 0.
@@ -542,6 +545,7 @@ void AddRanks(const ClusterResult& r, Section* s) {
     const bool memory = c.memory_peak_allocated > 0 || c.memory_capacity > 0;
     const Value peak = memory ? D(c.memory_peak_allocated) : Value::Null();
     no_device |= c.device_span_ns <= 0;
+    any_device |= c.device_span_ns > 0;
     no_memory |= !memory;
     std::vector<Value> row;
     if (!not_comparable.empty()) {
@@ -593,8 +597,13 @@ void AddRanks(const ClusterResult& r, Section* s) {
   if (!not_comparable.empty() && !r.ranks.empty()) {
     add("Wait, transfer, lateness, clock offset and last arrivals: " + not_comparable + ".");
   }
+  if (any_device) {
+    add("Device busy / span: the union of each device's activity over its span (first to last activity) in the "
+        "whole trace, warm-up included, over the rank's devices; not analyze's device_util, which is of the steady "
+        "steps' wall time.");
+  }
   if (no_device || no_memory) {
-    add(std::string("A blank device util") + (no_memory ? " or memory peak" : "") +
+    add(std::string("A blank device busy / span") + (no_memory ? " or memory peak" : "") +
         ": the rank's trace has no device activity" + (no_memory ? " or no memory events" : "") + ".");
   }
 }

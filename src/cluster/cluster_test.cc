@@ -193,6 +193,21 @@ TEST(ClusterTest, KinetoPairSameAnswersAsTheMultiRankImport) {
   }
 }
 
+// The ranks table's device figure is busy over the devices' spans in the
+// whole trace, not analyze's device_util (of the steady steps): it is named
+// by its base, "device util" before. The HTA pair has device activity.
+TEST(ClusterTest, DeviceBusyOverSpanIsNamedByItsBase) {
+  TempDir dir;
+  const std::string base = FixturesDir() + "/kineto/HolisticTraceAnalysis__tests__data__trace_filter__sampled_rank-";
+  for (const char* rank : {"0", "1"}) {
+    fs::create_symlink(base + rank + ".json.gz", dir.Path(std::string("rank") + rank + ".json.gz"));
+  }
+  const std::string md = ClusterToMarkdown(Reduce(MapFolder(dir.path())));
+  EXPECT_NE(md.find("| device busy / span |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("device util"), std::string::npos) << md;
+  EXPECT_NE(md.find("not analyze's device\\_util, which is of the steady steps' wall time"), std::string::npos) << md;
+}
+
 // Hand-made 8-rank job: 3 steps of (layer_norm kernel, all-reduce); every
 // rank's all-reduce i arrives at 1000 + 10000 i µs (rank r adds r µs of
 // jitter) and ends at 8000 + 10000 i µs on the true clock. Rank 3's
