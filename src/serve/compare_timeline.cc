@@ -11,9 +11,8 @@
 
 namespace aiprof {
 
-std::vector<AlignedStep> AlignableSteps(const Trace& trace) {
+std::vector<AlignedStep> AlignableSteps(const Trace& trace, const AnalysisWindow& window) {
   const StepList list = FindSteps(trace);
-  const AnalysisWindow window = ComputeAnalysisWindow(trace);
   const std::set<size_t> warmup(window.warmup.begin(), window.warmup.end());
   int32_t first_rank = 0;
   bool have_rank = false;

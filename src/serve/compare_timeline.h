@@ -23,6 +23,8 @@
 
 namespace aiprof {
 
+struct AnalysisWindow;
+
 struct AlignedStep {
   int32_t rank = kNoRank;
   int64_t number = -1;  // N of ProfilerStep#N; -1 unknown
@@ -30,8 +32,10 @@ struct AlignedStep {
   int64_t dur_ns = 0;
 };
 
-// The run's steady steps with starts, on its first rank, in time order.
-std::vector<AlignedStep> AlignableSteps(const Trace& trace);
+// The run's steady steps with starts, on its first rank, in time order:
+// FindSteps' steps less the window's warm-up and truncated ones (`window`:
+// the run's session's, AnalysisResults::window(), computed once).
+std::vector<AlignedStep> AlignableSteps(const Trace& trace, const AnalysisWindow& window);
 
 // The part of the aligned steps shown: [start_ns, end_ns) from each step's
 // start, the same for both runs (zoom and pan move it); span_ns is the

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/window/analysis_window.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
@@ -31,19 +32,22 @@ std::unique_ptr<Trace> StepTrace(int64_t t0, const std::vector<int64_t>& durs) {
   return trace;
 }
 
+// The steps a run's session aligns (its window, computed here once).
+std::vector<AlignedStep> Steps(const Trace& t) { return AlignableSteps(t, ComputeAnalysisWindow(t)); }
+
 // A leading step far slower than the rest is warm-up (the analysis window
 // leaves it out, as the structural diff does): steady step 0 of A is its
 // ProfilerStep#2.
 TEST(CompareTimeline, SteadyStepsLeaveOutWarmup) {
   auto a = StepTrace(0, {100000, 10000, 10000, 10000});
-  const std::vector<AlignedStep> steps = AlignableSteps(*a);
+  const std::vector<AlignedStep> steps = Steps(*a);
   ASSERT_EQ(steps.size(), 3u);
   EXPECT_EQ(steps[0].number, 2);
   EXPECT_EQ(steps[0].start_ns, 1000 + 100000);
   EXPECT_EQ(steps[0].dur_ns, 10000);
   EXPECT_EQ(steps[2].number, 4);
   auto none = StepTrace(0, {});
-  EXPECT_TRUE(AlignableSteps(*none).empty());
+  EXPECT_TRUE(Steps(*none).empty());
 }
 
 // Step k of A and step k of B at one scale: the longer gets the width, the
@@ -52,7 +56,7 @@ TEST(CompareTimeline, SteadyStepsLeaveOutWarmup) {
 TEST(CompareTimeline, TilesShareTheTimePerPixelFromEachStepsStart) {
   auto a = StepTrace(5'000'000, {100000, 10000, 10000, 10000});
   auto b = StepTrace(0, {20000, 20000, 20000});
-  const std::vector<AlignedStep> sa = AlignableSteps(*a), sb = AlignableSteps(*b);
+  const std::vector<AlignedStep> sa = Steps(*a), sb = Steps(*b);
   ASSERT_EQ(sa.size(), 3u);
   ASSERT_EQ(sb.size(), 3u);
   const TileIndex ia = BuildTileIndex(*a), ib = BuildTileIndex(*b);
@@ -111,7 +115,7 @@ TEST(CompareTimeline, TilesShareTheTimePerPixelFromEachStepsStart) {
 TEST(CompareTimeline, ZoomedWindowIsTheSameTimeRangeOfBothSteps) {
   auto a = StepTrace(5'000'000, {100000, 10000, 10000, 10000});
   auto b = StepTrace(0, {20000, 20000, 20000});
-  const std::vector<AlignedStep> sa = AlignableSteps(*a), sb = AlignableSteps(*b);
+  const std::vector<AlignedStep> sa = Steps(*a), sb = Steps(*b);
   const TileIndex ia = BuildTileIndex(*a), ib = BuildTileIndex(*b);
   const std::optional<CompareWindow> w = ClampCompareWindow(sa[0], sb[0], 4000, 16000);
   ASSERT_TRUE(w.has_value());
