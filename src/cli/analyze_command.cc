@@ -18,7 +18,7 @@ class AnalyzeCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("analyze", "Where the time goes and why: gaps, launches, copies, layout, fusion, tails, steps, memory");
     in_.Add(sub, "Trace file (Chrome/Kineto JSON, .gz, .zst) or .aiprof");
-    out_.Add(sub, {render::TextFormat(), render::JsonFormat()}, "Write here (atomically) instead of standard output");
+    out_.AddDocument(sub, {.yaml = true, .tables = true}, "Write here (atomically) instead of standard output");
     captures_.Add(sub);
     sub->add_option("--only", options_.analyze.only, "Analyses to run, comma-separated")->delimiter(',');
     AddDeviceFlag(sub, &options_.analyze);
@@ -40,9 +40,7 @@ class AnalyzeCommand : public Command {
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(in_, options_));
     WarnImportDiagnostics(session->trace());
     const AnalysisReport& report = session->analyses();
-    ASSIGN_OR_RETURN(std::string text, render::RenderDocument(AnalyzeToDocument(report, session->results()), format,
-                                                             {.color = out_.UseColor()}));
-    return WriteOutput(out_.output, text);
+    return out_.WriteDocument(AnalyzeToDocument(report, session->results()), format);
   }
 
  private:

@@ -13,24 +13,16 @@
 namespace aiprof {
 namespace {
 
-std::vector<render::OutputFormat> ReportFormats() {
-  return {render::TextFormat(), render::MarkdownFormat(), render::JsonFormat(), render::HtmlFormat(),
-          render::PdfFormat()};
-}
-
-Status WriteDiagnosis(const std::string& format, const OutputFlags& out, const DiagnosisReport& report) {
-  render::Document doc = DiagnosisToDocument(report);
-  if (format == "pdf") return HtmlToPdf(render::RenderHtmlPage(doc), out.output);
-  ASSIGN_OR_RETURN(std::string text, render::RenderDocument(doc, format, {.color = out.UseColor()}));
-  return WriteOutput(out.output, text);
-}
+// The diagnosis document (DiagnosisToDocument): a machine form (yaml) and tables.
+constexpr DocumentKind kDiagnosisDocument = {.yaml = true, .tables = true};
 
 class DiagnoseCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("diagnose", "Bottlenecks, root causes, confidence and impact, from the rule library");
     flags_.Add(sub);
-    out_.Add(sub, ReportFormats(), "Write the report here (atomically; format from the extension)");
+    out_.AddDocument(sub, kDiagnosisDocument, "Write the report here (atomically; format from the extension)",
+                     {render::PdfFormat()});
     sub->add_option("--draft-rule", draft_rule_,
                     "Also write a YAML rule template with this trace's measured metrics filled in (atomically)");
     return sub;
@@ -46,7 +38,7 @@ class DiagnoseCommand : public Command {
       RETURN_IF_ERROR(WriteOutput(draft_rule_, DraftRuleYaml(flags_.in.input, *diagnosis, session->metrics())));
     }
     DiagnosisReport report{flags_.in.input, &session->metrics(), diagnosis, nullptr, nullptr};
-    return WriteDiagnosis(format, out_, report);
+    return out_.WriteDocument(DiagnosisToDocument(report), format);
   }
 
  private:
@@ -60,10 +52,9 @@ class SuggestCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("suggest", "Fixes for each finding, with expected gain and risk, filtered by target and constraints");
     flags_.Add(sub);
-    std::vector<render::OutputFormat> formats = ReportFormats();
-    formats.push_back(render::YamlFormat());
-    formats.push_back({"suggestions-json", {}});  // docs/suggestions-schema.md
-    out_.Add(sub, formats, "Write the report here (atomically; format from the extension)");
+    // yaml and suggestions-json are the suggestions' own schema (docs/suggestions-schema.md).
+    out_.AddDocument(sub, kDiagnosisDocument, "Write the report here (atomically; format from the extension)",
+                     {render::PdfFormat(), {"suggestions-json", {}}});
     target_.Add(sub, &flags_.session.suggest);
     AddDbFlag(sub, &flags_.session.db, "Knowledge-card database (default: the baseline database in the user's data dir)");
     return sub;
@@ -81,7 +72,7 @@ class SuggestCommand : public Command {
                            &session->options().suggest};
     if (format == "yaml") return WriteOutput(out_.output, SuggestionsToYaml(report));
     if (format == "suggestions-json") return WriteOutput(out_.output, SuggestionsToJson(report));
-    return WriteDiagnosis(format, out_, report);
+    return out_.WriteDocument(DiagnosisToDocument(report), format);
   }
 
  private:

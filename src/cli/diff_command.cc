@@ -28,9 +28,7 @@ class DiffCommand : public Command {
     CLI::App* sub = app->add_subcommand("diff", "Structural diff of two runs: attribution trees aligned (module → op → kernel), what was added, removed, slower, faster, or called fewer or more times per step");
     in_.Add(sub, "Run A (before): trace file or folder, or .aiprof", /*several=*/false);
     sub->add_option("b", input_b_, "Run B (after): trace file or folder, or .aiprof")->required();
-    out_.Add(sub, {render::TextFormat(), render::MarkdownFormat(), render::HtmlFormat(), render::JsonFormat(),
-                   render::YamlFormat(), render::CsvFormat()},
-             "Write here (atomically) instead of standard output");
+    out_.AddDocument(sub, {.yaml = true, .tables = true}, "Write here (atomically) instead of standard output");
     sub->add_option("--map", map_path_, "Name map (YAML): op, module or kernel names of A → names of B, /regex/ allowed (docs/diff.md)");
     AddTopFlag(sub, &top_, "Changes and renamed pairs to list (default 20, 0 = all); per-node statistics for as many");
     stats_.Add(sub, /*resamples_flag=*/true);

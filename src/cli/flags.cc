@@ -10,9 +10,12 @@
 
 #include "src/analysis/whatif/whatif.h"
 #include "src/base/phase_log.h"
+#include "src/cli/command.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/importers/sdk/sdk_processes.h"
 #include "src/render/escape.h"
+#include "src/render/renderers.h"
+#include "src/report/pdf/html_to_pdf.h"
 
 namespace aiprof {
 
@@ -157,6 +160,22 @@ void OutputFlags::Add(CLI::App* sub, std::vector<render::OutputFormat> formats, 
                                     std::string(stdout_format.empty() ? offered.front().name : stdout_format) + ")")
         ->check(CLI::IsMember(names));
   }
+}
+
+void OutputFlags::AddDocument(CLI::App* sub, DocumentKind kind, const char* output_help,
+                              std::vector<render::OutputFormat> extra, bool required) {
+  render::Document shape;
+  if (!kind.yaml) shape.machine_json = "{}";
+  if (kind.tables) shape.csv = render::Table{};
+  std::vector<render::OutputFormat> formats = render::DocumentFormats(shape);
+  for (render::OutputFormat& f : extra) formats.push_back(std::move(f));
+  Add(sub, std::move(formats), output_help, required);
+}
+
+Status OutputFlags::WriteDocument(const render::Document& doc, const std::string& format) const {
+  if (format == "pdf") return HtmlToPdf(render::RenderHtmlPage(doc), output);
+  ASSIGN_OR_RETURN(std::string text, render::RenderDocument(doc, format, {.color = UseColor()}));
+  return WriteOutput(output, text);
 }
 
 StatusOr<std::string> OutputFlags::Resolve() const {

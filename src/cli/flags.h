@@ -11,6 +11,7 @@
 
 #include "src/analysis/validation/compare.h"
 #include "src/base/status.h"
+#include "src/render/document.h"
 #include "src/render/format.h"
 #include "src/session/run_loader.h"
 #include "src/session/session.h"
@@ -41,6 +42,13 @@ struct InputFlags {
   StatusOr<std::unique_ptr<AnalysisSession>> Open(SessionOptions options) const;
 };
 
+// What a command's render::Document holds, for the formats it is offered in
+// (render::DocumentFormats of such a document).
+struct DocumentKind {
+  bool yaml = true;     // false: its machine form is a schema writer's JSON text (Document::machine_json)
+  bool tables = false;  // it holds a table (CSV)
+};
+
 // -o/--output and --format, resolved by render::ResolveFormat in one place.
 struct OutputFlags {
   std::string output;
@@ -50,7 +58,16 @@ struct OutputFlags {
   // `required`: -o must be given (a file format such as a PDF or a report).
   void Add(CLI::App* sub, std::vector<render::OutputFormat> formats, const char* output_help,
            bool required = false);
+  // A command whose output is one render::Document: the formats the document
+  // renderers write such a document in (render::DocumentFormats), then
+  // `extra` (pdf, a command's own form), each written by WriteDocument
+  // unless the command writes it itself.
+  void AddDocument(CLI::App* sub, DocumentKind kind, const char* output_help,
+                   std::vector<render::OutputFormat> extra = {}, bool required = false);
   StatusOr<std::string> Resolve() const;
+  // `doc` as `format` (Resolve()'s) to -o, else standard output: pdf printed
+  // from its HTML page (-o needed), the others by render::RenderDocument.
+  Status WriteDocument(const render::Document& doc, const std::string& format) const;
   bool ToStdout() const { return output.empty() || output == "-"; }
   // Colour only when writing to a terminal and NO_COLOR is unset.
   bool UseColor() const;

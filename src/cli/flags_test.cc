@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <string>
@@ -13,6 +15,8 @@
 
 #include "src/cli/command.h"
 #include "src/cli/duration_flag.h"
+#include "src/render/renderers.h"
+#include "test/util/temp_file.h"
 
 namespace aiprof {
 namespace {
@@ -128,6 +132,66 @@ TEST(OutOfMemoryTest, AFailedAllocationNamesTheCommandAndExits1) {
       },
       ::testing::ExitedWithCode(1),
       "aiprof: error: out of memory .aiprof summary big.x1b.31m.json.gz.: the input needs more memory");
+}
+
+// Every command whose output is one render::Document takes every format the
+// document renderers write such a document in (OutputFlags::AddDocument over
+// render::DocumentFormats), and keeps every format it took before (its own:
+// pdf, suggest's suggestions-json). Before, each command kept a list of its
+// own: analyze took text and json only ("--format md: md not in
+// {text,json}"), summary no md or html, diagnose no yaml or csv.
+TEST(OutputFlagsTest, DocumentCommandsTakeTheDocumentFormats) {
+  struct Case {
+    std::vector<std::string> args;  // the command line without --format
+    std::vector<std::string> formats;
+  };
+  const std::vector<Case> cases = {
+      {{"analyze", "t.json"}, {"text", "md", "html", "json", "yaml", "csv"}},
+      {{"summary", "t.json"}, {"text", "md", "html", "json", "csv"}},
+      {{"diagnose", "t.json"}, {"text", "md", "html", "json", "yaml", "csv", "pdf"}},
+      {{"suggest", "t.json"}, {"text", "md", "html", "json", "yaml", "csv", "pdf", "suggestions-json"}},
+      {{"diff", "a.json", "b.json"}, {"text", "md", "html", "json", "yaml", "csv"}},
+      {{"whatif", "t.json", "--scenario", "remove x"}, {"text", "md", "html", "json", "csv"}},
+      {{"node-bottleneck", "t.json"}, {"text", "md", "html", "json", "csv"}},
+      {{"validate", "--before", "a.json", "--after", "b.json"}, {"text", "md", "html", "json", "csv", "pdf"}},
+  };
+  for (const Case& c : cases) {
+    for (const std::string& format : c.formats) {
+      CLI::App app;
+      std::vector<std::unique_ptr<Command>> commands;
+      std::vector<std::string> args = c.args;
+      args.push_back("--format");
+      args.push_back(format);
+      CLI::App* sub = nullptr;
+      EXPECT_NO_THROW(sub = ParseCommandLine(&app, &commands, args, true)) << c.args[0] << " --format " << format;
+      if (sub) {
+        EXPECT_EQ(sub->get_option("--format")->as<std::string>(), format);
+      }
+    }
+  }
+}
+
+// WriteDocument writes what the document renderer makes of the document, to
+// -o (atomically) or standard output.
+TEST(OutputFlagsTest, WriteDocumentWritesTheRenderersText) {
+  testing::TempDir dir;
+  render::Document doc;
+  doc.key = "example";
+  doc.title = "An example";
+  doc.AddSection("figures", "Figures");
+  for (const std::string format : {"json", "md", "yaml", "text"}) {
+    OutputFlags out;
+    out.output = dir.path() + "/doc." + format;
+    ASSERT_TRUE(out.WriteDocument(doc, format).ok()) << format;
+    StatusOr<std::string> want = render::RenderDocument(doc, format);
+    ASSERT_TRUE(want.ok());
+    std::ifstream in(out.output, std::ios::binary);
+    const std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(got, *want) << format;
+  }
+  OutputFlags out;
+  out.output = dir.path() + "/doc.csv";
+  EXPECT_FALSE(out.WriteDocument(doc, "csv").ok()) << "a document without a table has no CSV";
 }
 
 }  // namespace

@@ -18,9 +18,7 @@ class NodeBottleneckCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("node-bottleneck", "Pipeline stages: latency share, working vs waiting, the limiting stage, the stage graph");
     in_.Add(sub, "Trace file or .aiprof with stage spans named stage:<name>, node:<name> or pipeline/<name>");
-    out_.Add(sub, {render::TextFormat(), render::MarkdownFormat(), render::HtmlFormat(), render::JsonFormat(),
-                   render::CsvFormat()},
-             "Write here (atomically) instead of standard output");
+    out_.AddDocument(sub, {.yaml = false, .tables = true}, "Write here (atomically) instead of standard output");
     return sub;
   }
 
@@ -30,9 +28,7 @@ class NodeBottleneckCommand : public Command {
     options.input = in_.input;
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, in_.Open(std::move(options)));
     WarnImportDiagnostics(session->trace());
-    ASSIGN_OR_RETURN(std::string text, render::RenderDocument(
-                                           NodeBottleneckToDocument(session->results().pipeline(), in_.input), format));
-    return WriteOutput(out_.output, text);
+    return out_.WriteDocument(NodeBottleneckToDocument(session->results().pipeline(), in_.input), format);
   }
 
  private:

@@ -20,8 +20,8 @@ class SummaryCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("summary", "Op, device, step and import figures of a trace");
     in_.Add(sub, "Trace file (Chrome/Kineto or Ascend JSON, .gz, .zst; nsys SQLite) or .aiprof, or a folder (torch_npu *_ascend_pt, msprof PROF_*, several ranks)");
-    out_.Add(sub, {render::TextFormat(), render::JsonFormat(), render::CsvFormat()},
-             "Write here (atomically) instead of standard output");
+    // CSV is its own (SummaryToCsv: every op, with a note on standard error).
+    out_.AddDocument(sub, {.yaml = false, .tables = true}, "Write here (atomically) instead of standard output");
     captures_.Add(sub);
     AddTopFlag(sub, &top_,
                "Ops to list, the most self time first, profiler wrappers left out (0 = all, and json and csv add "
@@ -51,14 +51,11 @@ class SummaryCommand : public Command {
                      report.top_n, listed, summary.ops.size());
       }
     }
-    std::string text;
     if (format == "csv") {
-      text = SummaryToCsv(trace, summary, report);
+      RETURN_IF_ERROR(WriteOutput(out_.output, SummaryToCsv(trace, summary, report)));
     } else {
-      ASSIGN_OR_RETURN(text, render::RenderDocument(SummaryToDocument(trace, summary, report), format,
-                                                    {.color = out_.UseColor()}));
+      RETURN_IF_ERROR(out_.WriteDocument(SummaryToDocument(trace, summary, report), format));
     }
-    RETURN_IF_ERROR(WriteOutput(out_.output, text));
     timer.Mark("render+write");
     return OkStatus();
   }

@@ -37,9 +37,10 @@ class ValidateCommand : public Command {
         ->delimiter(',');
     stats_.Add(sub, /*resamples_flag=*/true);
     AddRunInputFlags(sub, &input_, /*warmup_steps=*/true);
-    out_.Add(sub, {render::TextFormat(), render::MarkdownFormat(), render::HtmlFormat(), render::JsonFormat(),
-                   render::PdfFormat()},
-             "Report file: .md, .html, .json, .txt or .pdf (written atomically); default text to standard output");
+    out_.AddDocument(sub, {.yaml = false, .tables = true},
+                     "Report file: .md, .html, .json, .txt, .csv or .pdf (written atomically); default text to "
+                     "standard output",
+                     {render::PdfFormat()});
     AddServiceFlag(sub, &service_, "Keep this validation in the service's history (implied by --baseline)");
     AddDbFlag(sub, &db_);
     AddFixIdFlag(sub, &fix_,
@@ -90,16 +91,8 @@ class ValidateCommand : public Command {
     for (const std::string& path : after_) after.push_back(ValidateRun::File(path));
     ASSIGN_OR_RETURN(ValidationResult result, ValidateRuns(before, after, vo));
 
-    std::string json = ValidationToJson(result);
-    if (format == "pdf") {
-      RETURN_IF_ERROR(HtmlToPdf(ValidationToHtml(result), out_.output));
-    } else {
-      std::string text = format == "json"   ? json
-                         : format == "html" ? ValidationToHtml(result)
-                         : format == "text" ? ValidationToText(result)
-                                            : ValidationToMarkdown(result);
-      RETURN_IF_ERROR(WriteOutput(out_.output, text));
-    }
+    const render::Document doc = ValidationToDocument(result);  // its machine form: ValidationToJson
+    RETURN_IF_ERROR(out_.WriteDocument(doc, format));
 
     std::string service = !baseline_.empty() ? baseline_ : service_;
     bool regression = result.overall == Verdict::kRegressed;
@@ -115,7 +108,7 @@ class ValidateCommand : public Command {
       record.overall = VerdictId(result.overall);
       record.alert = regression;
       record.headline = ValidationHeadline(result);
-      record.report_json = json;
+      record.report_json = doc.machine_json;
       RETURN_IF_ERROR(store->SaveValidation(record).status());
     }
     if (alert_ && regression) {

@@ -21,10 +21,7 @@ class WhatIfCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("whatif", "Predict the step time if idle, ops or kernels changed (replays the dependency graph)");
     in_.Add(sub, "Trace file (Chrome/Kineto JSON, .gz, .zst) or .aiprof");
-    out_.Add(sub,
-             {render::TextFormat(), render::MarkdownFormat(), render::HtmlFormat(), render::JsonFormat(),
-              render::CsvFormat()},
-             "Write here (atomically) instead of standard output");
+    out_.AddDocument(sub, {.yaml = false, .tables = true}, "Write here (atomically) instead of standard output");
     AddScenarioFlag(sub, &scenarios_, "Scenario: clauses separated by ';' (docs/whatif.md); repeatable")->required();
     AddDevicesFileFlag(sub, &options_.analyze);
     AddWarmupFlag(sub, &options_.analyze.warmup_steps);
@@ -58,11 +55,8 @@ class WhatIfCommand : public Command {
       results.push_back(session->WhatIf(sc));
       if (!db_.empty()) CorrectWhatIfByHistory(cards, &results.back(), scope);
     }
-    ASSIGN_OR_RETURN(
-        std::string text,
-        render::RenderDocument(
-            WhatIfToDocument(results, WholeTraceWindows(session->results().critical_path()), in_.input), format));
-    return WriteOutput(out_.output, text);
+    return out_.WriteDocument(
+        WhatIfToDocument(results, WholeTraceWindows(session->results().critical_path()), in_.input), format);
   }
 
  private:
