@@ -43,8 +43,10 @@ const std::vector<MetricInfo>& MetricCatalogue() {
         {"data_loading_ratio", U::kRatio,
          "idle time overlapped by data loading (the device's; on CPU-only traces the main thread's between its ops), "
          "share of the span"},
-        {"device_idle_ratio", U::kRatio, "idle time between device activities, share of the device span"},
-        {"device_util", U::kRatio, "device busy time / device span (CPU traces: main thread op time / span)"},
+        {"device_idle_ratio", U::kRatio, "1 - device_util: the device's idle share, on device_util's base"},
+        {"device_util", U::kRatio,
+         "device busy time / the steady steps' wall time; without steps (or steps only from a breakdown file), / the "
+         "device span less aiprof's own work (CPU traces: main thread op time)"},
         {"fusion_candidate_ratio", U::kRatio, "time in the top fusion-candidate sequences, share of op time"},
         {"fusion_candidate_boundaries_per_step", U::kCount, "op boundaries (launches/dispatches) per step that fusing the top candidate removes"},
         {"fusion_candidate_occurrences_per_step", U::kCount, "occurrences per step of the top fusion candidate"},
