@@ -12,9 +12,8 @@
 #include "src/render/renderers.h"
 #include "src/report/page/report_data.h"
 #include "src/report/pdf/html_to_pdf.h"
-#include "src/session/prediction_check.h"
-#include "src/session/run_loader.h"
 #include "src/session/session.h"
+#include "src/session/validate_runs.h"
 #include "src/view/timeline/timeline_view.h"
 #include "src/view/view_registry.h"
 
@@ -108,38 +107,28 @@ class ReportCommand : public Command {
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, flags_.in.Open(std::move(options)));
     std::optional<ValidationResult> validation;
     if (!before_.empty()) {
-      RunInputs before_inputs;
-      before_inputs.warmup_steps = session->options().analyze.warmup_steps;  // --warmup-steps: both runs
-      ASSIGN_OR_RETURN(LoadedRun before, LoadRun(before_, before_inputs));
-      TraceSampleOptions after_options;  // the same as before_inputs
-      after_options.warmup_steps = before_inputs.warmup_steps;
-      ASSIGN_OR_RETURN(RunSamples after, session->samples(after_options));
-      validation = Validate(before.samples, after, ValidationOptions{});
-      if (before.trace) {
-        // The prediction made for the before run, for the fix this run applied.
-        SessionOptions before_options = session->options();
-        before_options.analyze.phase_prefix = "before.";
-        // Past cases of this very pair (a card of it) do not correct the
-        // prediction checked against it.
-        std::vector<std::string> checked{before_};
-        checked.insert(checked.end(), flags_.in.paths.begin(), flags_.in.paths.end());
-        for (const std::string& path : checked) {
-          ASSIGN_OR_RETURN(std::string id, InputIdentity(path));
-          before_options.history_checked_inputs.push_back(std::move(id));
-        }
-        std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before.trace, before_options);
-        if (scenario_.given()) {
-          ASSIGN_OR_RETURN(std::vector<KnowledgeCard> cards, AllCards(session->options().db));
-          ASSIGN_OR_RETURN(validation->prediction,
-                           CheckScenarioPrediction(*b, *session, scenario_.scenario, mean,
-                                                   session->options().analyze.devices_file, cards));
-          if (!validation->prediction) {
-            validation->sample_notes.push_back("no prediction check for --scenario: a run has no steady step");
-          }
-        } else {
-          ASSIGN_OR_RETURN(validation->prediction, CheckPrediction(*b, *session, fix_id_));
-        }
+      // As `aiprof validate --before B --after IN` (ValidateRuns), with this
+      // run read through the report's own session and --warmup-steps over
+      // both runs; the before run's phases are logged as "before.".
+      ValidateRunsOptions vo;
+      vo.inputs.warmup_steps = session->options().analyze.warmup_steps;
+      vo.session = session->options();
+      vo.session.analyze.phase_prefix = "before.";
+      // Past cases of this very pair (a card of it) do not correct the
+      // prediction checked against it: every file of this run counts.
+      for (const std::string& path : flags_.in.paths) {
+        ASSIGN_OR_RETURN(std::string id, InputIdentity(path));
+        vo.session.history_checked_inputs.push_back(std::move(id));
       }
+      vo.prediction.fix_id = fix_id_;
+      vo.prediction.scenario = scenario_.scenario;
+      vo.prediction.mean = mean;
+      vo.prediction.devices_file = session->options().analyze.devices_file;
+      if (scenario_.given()) {
+        ASSIGN_OR_RETURN(vo.prediction.cards, AllCards(session->options().db));
+      }
+      ASSIGN_OR_RETURN(validation, ValidateRuns({ValidateRun::File(before_)},
+                                                {ValidateRun::Loaded(flags_.in.input, session.get())}, vo));
     }
     ReportInputs inputs;
     inputs.before_source = before_;

@@ -93,6 +93,21 @@ def main():
               and "measured_interval_ms" in pred,
               "report JSON carries the validation's prediction check with both intervals: %s" % sorted(pred))
 
+        # report --before validates as `aiprof validate` does (one sequence,
+        # src/session/validate_runs.h): on a pair whose fix cannot be
+        # inferred, its validation is validate's document, the note saying why
+        # included (report left it out before).
+        pb = os.path.join(a.data, "pairs", "defensive_clone_before.pt.trace.json.gz")
+        pa = os.path.join(a.data, "pairs", "defensive_clone_after.pt.trace.json.gz")
+        pjson = os.path.join(d, "pair.json")
+        run([a.aiprof, "report", pa, "--before", pb, "-o", pjson])
+        rv = json.load(open(pjson, encoding="utf-8")).get("validation")
+        vv = json.loads(run([a.aiprof, "validate", "--before", pb, "--after", pa, "--format", "json"]).stdout)
+        check(rv == vv and any("could not be inferred" in n for n in vv.get("notes", [])),
+              "report --before's validation equals aiprof validate's, the note on the fix included: %s"
+              % [n for n in (vv.get("notes", []) + (rv or {}).get("notes", [])) if n not in (rv or {}).get("notes", [])
+                 or n not in vv.get("notes", [])])
+
         # Machine-readable suggestions: YAML and JSON say the same, and the
         # data-loading fix names DataLoader(num_workers).
         y = os.path.join(d, "atc_opt_suggestion.yaml")
