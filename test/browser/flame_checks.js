@@ -33,6 +33,12 @@ async function run(t, opts) {
     assert.match(tip.text, /total.*of all/);
     assert.match(tip.text, /self.*%/);
     if (opts.diff) assert.match(tip.text, /baseline total/);
+    // A diff's frames say their calls per step on both runs (the page's data).
+    if (opts.calls) {
+      const want = await page.evaluate((f) => [window.aiprofFlame.data.calls[f], window.aiprofFlame.data.diff.calls[f]], f);
+      assert.match(tip.text, new RegExp(`calls per step${String(+Number(want[0]).toPrecision(4)).replace('.', '\\.')}`));
+      assert.match(tip.text, /baseline calls per step/);
+    }
   });
 
   await t.check(`search '${query}' highlights matches and shows their share`, async () => {

@@ -22,6 +22,7 @@
     if (!isFinite(x)) return '–';
     return (100 * x).toFixed(2) + '%';
   }
+  function fmtCalls(c) { return String(+Number(c).toPrecision(4)); }
   function hash(s) {
     let h = 2166136261;
     for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
@@ -201,10 +202,13 @@
     if (t.parent[f] >= 0) row(table, 'of parent', pct(t.total[f] / (t.total[t.parent[f]] || 1)));
     if (chart.isMain && modOf) row(table, 'module', modOf[f] >= 0 ? moduleLabel(modOf[f]) : '(none)');
     row(table, 'kind', data.kinds[t.kind[f]] + (t.module && t.module[f] ? '  ' + names[t.module[f]] : ''));
+    // A diff's frames carry their calls per steady step (both runs).
+    if (chart.isMain && data.calls && f > 0) row(table, 'calls per step', fmtCalls(data.calls[f]));
     if (chart.isMain && diff) {
       const bt = diff.root_total || 1;
       row(table, 'baseline total', diff.matched[f] ? `${fmtTime(diff.total[f])}  (${pct(diff.total[f] / bt)})` : 'absent');
       row(table, 'baseline self', diff.matched[f] ? `${fmtTime(diff.self[f])}  (${pct(diff.self[f] / bt)})` : 'absent');
+      if (diff.calls && f > 0) row(table, 'baseline calls per step', diff.matched[f] ? fmtCalls(diff.calls[f]) : 'absent');
       const ds = diffDelta(f, 'self'), dt = diffDelta(f, 'total');
       row(table, 'share change', `self ${ds >= 0 ? '+' : ''}${(100 * ds).toFixed(2)} pts, total ${dt >= 0 ? '+' : ''}${(100 * dt).toFixed(2)} pts`);
     }

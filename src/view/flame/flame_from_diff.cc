@@ -50,6 +50,7 @@ void BuildSide(const Trace& t, const AttributionResult& r, const AttributionDiff
     tree->kind.push_back(ClassOf(n.kind[i]));
     tree->depth.push_back(parent == kNoFrame ? 0 : tree->depth[parent] + 1);
     tree->total_ns.push_back(std::max<int64_t>(0, std::llround(ns)));
+    tree->calls.push_back(side_b ? n.b_calls[i] : n.a_calls[i]);
     tree->self_ns.push_back(0);
     tree->threads += n.kind[i] == AttributionKind::kThread ? 1 : 0;
   }

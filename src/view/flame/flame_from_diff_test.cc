@@ -82,9 +82,24 @@ TEST(FlameFromDiffTest, ResNet50HostTimeOnTheDiffsAlignment) {
     if (p->d.nodes.match[f.node_of_shown[r]] == DiffMatch::kRole) loader_matched |= f.match[r] != kNoFrame;
   }
   EXPECT_TRUE(loader_matched);
+  // Each frame carries its node's calls per step on its run, and the page
+  // both sides' (the diff's figures, not recounted).
+  ASSERT_EQ(f.shown.calls.size(), f.shown.size());
+  ASSERT_EQ(f.baseline.calls.size(), f.baseline.size());
+  size_t called = 0;
+  for (uint32_t r = 1; r < f.shown.size(); ++r) {
+    EXPECT_EQ(f.shown.calls[r], p->d.nodes.b_calls[f.node_of_shown[r]]);
+    if (f.match[r] != kNoFrame) {
+      EXPECT_EQ(f.baseline.calls[f.match[r]], p->d.nodes.a_calls[f.node_of_shown[r]]);
+    }
+    called += f.shown.calls[r] > 0;
+  }
+  EXPECT_GT(called, f.shown.size() / 2);
   StringViewSink sink;
   ASSERT_TRUE(WriteDiffFlameHtml(f, "A.json", "B.json", &sink).ok());
   EXPECT_NE(sink.str().find("\"diff\":{\"title\":\"A.json\""), std::string::npos);
+  EXPECT_NE(sink.str().find(",\"calls\":["), std::string::npos);
+  EXPECT_NE(sink.str().find("\"calls\":[", sink.str().find("\"diff\":{")), std::string::npos);
 }
 
 // H100 against MI300 (TraceLens fixtures, bert-small): kernels differ by

@@ -57,6 +57,9 @@ struct FrameTree {
   std::vector<uint32_t> depth;   // 0 for the root
   std::vector<int64_t> total_ns;
   std::vector<int64_t> self_ns;
+  // A diff's frames only (flame_from_diff): the node's calls per steady step
+  // (DiffNodes::a_calls / b_calls); empty for other trees.
+  std::vector<double> calls;
   // Distinct frame names; [0] is "". Views into the trace's strings or owned_.
   std::vector<std::string_view> names;
 

@@ -1,5 +1,7 @@
 #include "src/view/flame/flame_html.h"
 
+#include <fmt/format.h>
+
 #include "src/render/escape.h"
 #include "src/render/page.h"
 #include "src/view/flame/flame.css.h"
@@ -27,6 +29,18 @@ void AppendArray(std::string* out, const char* key, const std::vector<T>& v, F&&
   out->append("]");
 }
 
+// "calls":[...] per frame, calls per step to 4 significant digits (a diff's
+// frames: FrameTree::calls).
+template <typename F>
+void AppendCalls(std::string* out, size_t n, F value) {
+  out->append("\"calls\":[");
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out->push_back(',');
+    out->append(fmt::format("{:.4g}", value(i)));
+  }
+  out->append("]");
+}
+
 void AppendDiff(std::string* out, const FrameTree& tree, const FlameDiff& diff, const ViewOptions& options) {
   const FrameTree& base = *diff.baseline;
   const std::vector<uint32_t>& match = *diff.match;
@@ -50,6 +64,10 @@ void AppendDiff(std::string* out, const FrameTree& tree, const FlameDiff& diff, 
   AppendArray(out, "self", match, [&](size_t i) { return match[i] == kNoFrame ? 0 : base.self_ns[match[i]]; });
   out->push_back(',');
   AppendArray(out, "matched", match, [&](size_t i) { return match[i] == kNoFrame ? 0 : 1; });
+  if (!base.calls.empty()) {
+    out->push_back(',');
+    AppendCalls(out, match.size(), [&](size_t i) { return match[i] == kNoFrame ? 0.0 : base.calls[match[i]]; });
+  }
   out->push_back('}');
 }
 
@@ -89,6 +107,10 @@ std::string FlameJson(const FrameTree& tree, const FlameDiff& diff, const ViewOp
   if (!tree.nn_module.empty()) {
     out.push_back(',');
     AppendArray(&out, "nn_module", tree.nn_module, [&](size_t i) { return int{tree.nn_module[i]}; });
+  }
+  if (!tree.calls.empty()) {
+    out.push_back(',');
+    AppendCalls(&out, tree.calls.size(), [&](size_t i) { return tree.calls[i]; });
   }
   if (diff.baseline && diff.match) AppendDiff(&out, tree, diff, options);
   out.push_back('}');
