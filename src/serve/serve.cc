@@ -48,6 +48,7 @@
 #include "src/serve/timeline_tiles.h"
 #include "src/session/prediction_check.h"
 #include "src/session/session.h"
+#include "src/session/validate_runs.h"
 #include "src/view/view_registry.h"
 #include "src/view/view_sink.h"
 
@@ -955,43 +956,49 @@ struct ServeServer::Impl {
                                   "(before) <input data-param=\"a\" size=\"4\" value=\"" + Esc(a) + "\"> with run (after) "
                                   "<input data-param=\"b\" size=\"4\" value=\"" + Esc(b) + "\"><button>Compare</button></div>");
     }
-    RunSamples samples[2];
     const int64_t ids[2] = {*ia, *ib};
     std::shared_ptr<OpenRun> runs[2];
+    std::string names[2];
     for (int i = 0; i < 2; ++i) {
       auto ready = ReadyRun(ids[i], api);
       if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
       StatusOr<std::shared_ptr<OpenRun>> run = Open(std::get<RunRow>(ready));
       if (!run.ok()) return ServerError(api, run.status().message());
       runs[i] = *run;
-      std::lock_guard<std::mutex> lock((*run)->mu);
-      StatusOr<RunSamples> s = (*run)->session->samples(TraceSampleOptions{});
-      if (!s.ok()) return Failure(api, 422, s.status().message());
-      samples[i] = std::move(*s);
-      samples[i].label = "run " + std::to_string(ids[i]) + " (" + std::get<RunRow>(ready).name + ")";
+      names[i] = "run " + std::to_string(ids[i]) + " (" + std::get<RunRow>(ready).name + ")";
     }
-    ValidationResult result = Validate(samples[0], samples[1], ValidationOptions{});
-    // Predicted vs measured, as `aiprof validate --before A --after B
-    // [--fix-id F]`: the prediction made from run a for the fix run b
-    // applied (&fix=ID, else matched by the finding that went away). Runs
-    // a's diagnosis and what-if in the server (kept with its session).
     if (fix.size() > kMaxNameBytes) return Failure(api, 400, "fix: a suggestion id of run a (at most 200 bytes)");
+    // As `aiprof validate --before A --after B [--fix-id F]` (ValidateRuns,
+    // src/session/validate_runs.h): the runs' steps validated, and the
+    // prediction made from run a for the fix run b applied (&fix=ID, else
+    // matched by the finding that went away), in run a's session. Runs are
+    // named by their files so that a card of these very runs does not
+    // correct the prediction checked against them (each file is hashed,
+    // about 1 s per 100 MB); the labels shown are the runs'.
+    ValidateRunsOptions vo;
+    vo.session = runs[0]->session->options();
+    vo.prediction.fix_id = fix;
+    vo.before_side = "run a";
+    vo.after_side = "run b";
+    vo.fix_id_argument = "fix";
+    auto validate = [&]() {
+      return ValidateRuns(
+          {ValidateRun::Loaded((fs::path(logdir) / runs[0]->row.path).string(), runs[0]->session.get())},
+          {ValidateRun::Loaded((fs::path(logdir) / runs[1]->row.path).string(), runs[1]->session.get())}, vo);
+    };
+    // Both runs' locks at once (the same run may be both sides).
+    StatusOr<ValidationResult> validated = ErrStatus("");
     if (ids[0] != ids[1]) {
       std::scoped_lock lock(runs[0]->mu, runs[1]->mu);
-      // The check's own session of run a: a card of these very runs does
-      // not correct the prediction checked against them, as in `aiprof
-      // validate` (the predict trial's D13); the run's page keeps every card,
-      // as `aiprof suggest`. Each run's file is hashed (about 1 s per 100 MB).
-      SessionOptions so = runs[0]->session->options();
-      for (const auto& run : runs) {
-        StatusOr<std::string> id = InputIdentity((fs::path(logdir) / run->row.path).string());
-        if (id.ok()) so.history_checked_inputs.push_back(*id);
-      }
-      AnalysisSession before(runs[0]->session->shared_trace(), so);
-      StatusOr<std::optional<PredictionCheck>> check = CheckPrediction(before, *runs[1]->session, fix);
-      if (!check.ok()) return Failure(api, 400, check.status().message());
-      result.prediction = std::move(*check);
+      validated = validate();
+    } else {
+      std::lock_guard<std::mutex> lock(runs[0]->mu);
+      validated = validate();
     }
+    if (!validated.ok()) return Failure(api, 422, validated.status().message());
+    ValidationResult result = std::move(*validated);
+    result.before_label = names[0];
+    result.after_label = names[1];
     if (api) return Json(200, ValidationToJson(result));
     render::Document doc = ValidationToDocument(result);
     const HttpResponse timeline = CompareTimeline(a, b, step, start, end, "1000", false, fix);  // a fragment, also when it fails

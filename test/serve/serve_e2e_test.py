@@ -406,6 +406,19 @@ def run_tests(exe, data, fixtures, tmp):
         lat = [m for m in v.get("metrics", []) if m.get("metric") == "latency"]
         check(s == 200 and v.get("schema") == "aiprof.validation/1" and lat and lat[0]["verdict"] == "regressed"
               and lat[0]["ci"]["rel_low"] > 0, "compare: latency regressed with a positive interval")
+        # The same sequence as `aiprof validate` (ValidateRuns): its verdicts,
+        # figures, notes and prediction check, but for the runs' labels.
+        cli = subprocess.run([exe, "validate", "--before", convnet, "--after",
+                              os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"), "--format", "json",
+                              "--db", os.path.join(tmp, "compare_cli.db")], capture_output=True, text=True)
+        c = json.loads(cli.stdout) if cli.stdout.startswith("{") else {}
+        def figures(doc):
+            return [(m.get("metric"), m.get("verdict"), m.get("before"), m.get("after")) for m in doc.get("metrics", [])]
+        check(c and figures(v) == figures(c) and v.get("notes") == c.get("notes")
+              and (v.get("prediction") is None) == (c.get("prediction") is None)
+              and v.get("before", {}).get("label", "").startswith("run %d" % conv["id"]),
+              "compare: the figures, notes and prediction of aiprof validate on the same files, labelled by run: %s vs %s"
+              % (v.get("notes"), c.get("notes")))
         s, page, _ = http(port, "/compare?a=%d&b=%d" % (conv["id"], res["id"]))
         check(s == 200 and "regress" in page.lower(), "compare page")
         s, body, _ = http(port, "/api/compare?a=%d&b=%d" % (conv["id"], broken["id"]))
