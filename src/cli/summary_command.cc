@@ -1,14 +1,14 @@
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <optional>
 
 #include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/summary/summary.h"
-#include "src/cli/command.h"
-#include "src/cli/phase_timer.h"
 #include "src/cli/capture_trace_flag.h"
+#include "src/cli/command.h"
 #include "src/cli/flags.h"
+#include "src/cli/phase_timer.h"
+#include "src/importers/common/importer_registry.h"
 #include "src/render/renderers.h"
 #include "src/report/summary/summary_report.h"
 
@@ -19,7 +19,10 @@ class SummaryCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("summary", "Op, device, step and import figures of a trace");
-    in_.Add(sub, "Trace file (Chrome/Kineto or Ascend JSON, .gz, .zst; nsys SQLite) or .aiprof, or a folder (torch_npu *_ascend_pt, msprof PROF_*, several ranks)");
+    // The formats as the importers' registry names them (KnownFileFormats).
+    in_.Add(sub,
+            ("Trace file or folder: " + KnownFileFormats() + " (torch_npu *_ascend_pt, msprof PROF_*, several ranks)")
+                .c_str());
     // CSV is its own (SummaryToCsv: every op, with a note on standard error).
     out_.AddDocument(sub, {.yaml = false, .tables = true}, "Write here (atomically) instead of standard output");
     captures_.Add(sub);

@@ -1,6 +1,6 @@
 // The validate sequence, one place for every front end (`aiprof validate`,
 // `aiprof report --before`, the Python package's aiprof.validate, the MCP
-// validate tool; serve's compare page is not one of them yet): each run
+// validate tool, serve's compare page): each run
 // given once (CheckDistinctRuns), each loaded once, the first pair naming
 // the fix the after run applied and every later run joining the prediction
 // check while it is loaded (PredictionPool), the runs pooled into one
