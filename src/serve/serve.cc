@@ -971,20 +971,33 @@ struct ServeServer::Impl {
     // As `aiprof validate --before A --after B [--fix-id F]` (ValidateRuns,
     // src/session/validate_runs.h): the runs' steps validated, and the
     // prediction made from run a for the fix run b applied (&fix=ID, else
-    // matched by the finding that went away), in run a's session. Runs are
-    // named by their files so that a card of these very runs does not
-    // correct the prediction checked against them (each file is hashed,
-    // about 1 s per 100 MB); the labels shown are the runs'.
-    ValidateRunsOptions vo;
-    vo.session = runs[0]->session->options();
-    vo.prediction.fix_id = fix;
-    vo.before_side = "run a";
-    vo.after_side = "run b";
-    vo.fix_id_argument = "fix";
-    auto validate = [&]() {
-      return ValidateRuns(
-          {ValidateRun::Loaded((fs::path(logdir) / runs[0]->row.path).string(), runs[0]->session.get())},
-          {ValidateRun::Loaded((fs::path(logdir) / runs[1]->row.path).string(), runs[1]->session.get())}, vo);
+    // matched by the finding that went away). The check reads a session of
+    // run a's own in which a card of these very runs does not correct the
+    // prediction checked against them, as in `aiprof validate` (each run's
+    // file is hashed, about 1 s per 100 MB); the run's page keeps every
+    // card, as `aiprof suggest`. Runs are named by their labels, so no
+    // error names a path on the server.
+    auto validate = [&]() -> StatusOr<ValidationResult> {
+      SessionOptions so = runs[0]->session->options();
+      for (const auto& run : runs) {
+        StatusOr<std::string> id = InputIdentity((fs::path(logdir) / run->row.path).string());
+        if (id.ok()) so.history_checked_inputs.push_back(*id);
+      }
+      AnalysisSession before(runs[0]->session->shared_trace(), so);
+      // A fix run a has no suggestion of is the request's fault (400).
+      if (!fix.empty()) {
+        ASSIGN_OR_RETURN(const SuggestResult* sug, before.suggestions());
+        if (FindSuggestionOutcome(*sug, fix) == nullptr) {
+          return ErrStatus("fix " + fix + ": run a has no such suggestion");
+        }
+      }
+      ValidateRunsOptions vo;
+      vo.prediction.fix_id = fix;
+      vo.before_side = "run a";
+      vo.after_side = "run b";
+      vo.fix_id_argument = "fix";
+      return ValidateRuns({ValidateRun::Loaded(names[0], &before)},
+                          {ValidateRun::Loaded(names[1], runs[1]->session.get())}, vo);
     };
     // Both runs' locks at once (the same run may be both sides).
     StatusOr<ValidationResult> validated = ErrStatus("");
@@ -995,10 +1008,12 @@ struct ServeServer::Impl {
       std::lock_guard<std::mutex> lock(runs[0]->mu);
       validated = validate();
     }
-    if (!validated.ok()) return Failure(api, 422, validated.status().message());
+    if (!validated.ok()) {
+      const std::string why = validated.status().message();
+      const bool bad_fix = !fix.empty() && why.rfind("fix " + fix + ":", 0) == 0;
+      return Failure(api, bad_fix ? 400 : 422, why);
+    }
     ValidationResult result = std::move(*validated);
-    result.before_label = names[0];
-    result.after_label = names[1];
     if (api) return Json(200, ValidationToJson(result));
     render::Document doc = ValidationToDocument(result);
     const HttpResponse timeline = CompareTimeline(a, b, step, start, end, "1000", false, fix);  // a fragment, also when it fails

@@ -19,15 +19,6 @@
 namespace aiprof {
 namespace {
 
-const SuggestionOutcome* FindOutcome(const SuggestResult& r, const std::string& id) {
-  for (const std::vector<SuggestionOutcome>* list : {&r.kept, &r.excluded}) {
-    for (const SuggestionOutcome& o : *list) {
-      if (o.suggestion->id == id) return &o;
-    }
-  }
-  return nullptr;
-}
-
 // The ops a finding names, when it names them: the fusion candidates' ops.
 std::vector<std::string> NamedOps(AnalysisSession& s, const Finding& f) {
   std::vector<std::string> out;
@@ -160,13 +151,22 @@ IntervalLabel ReplayLabel(size_t history_cases, bool mean, size_t steps) {
 
 }  // namespace
 
+const SuggestionOutcome* FindSuggestionOutcome(const SuggestResult& r, const std::string& id) {
+  for (const std::vector<SuggestionOutcome>* list : {&r.kept, &r.excluded}) {
+    for (const SuggestionOutcome& o : *list) {
+      if (o.suggestion->id == id) return &o;
+    }
+  }
+  return nullptr;
+}
+
 StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before, AnalysisSession& after,
                                                          const std::string& fix_id, std::string* why_not) {
   ASSIGN_OR_RETURN(const SuggestResult* sug, before.suggestions());
   PredictionCheck c;
   const SuggestionOutcome* o = nullptr;
   if (!fix_id.empty()) {
-    o = FindOutcome(*sug, fix_id);
+    o = FindSuggestionOutcome(*sug, fix_id);
     if (!o) {
       std::string ids;
       for (const SuggestionOutcome& k : sug->kept) ids += (ids.empty() ? "" : ", ") + k.suggestion->id;
@@ -316,7 +316,7 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
 StatusOr<std::optional<PredictionCheck>> PredictFixForRun(AnalysisSession& before, AnalysisSession& after,
                                                           const std::string& fix_id, bool mean, bool* suggested) {
   ASSIGN_OR_RETURN(const SuggestResult* sug, before.suggestions());
-  *suggested = FindOutcome(*sug, fix_id) != nullptr;
+  *suggested = FindSuggestionOutcome(*sug, fix_id) != nullptr;
   if (*suggested) return CheckPrediction(before, after, fix_id);
   const MeanInterval b = SteadyStepWallTime(before, mean), a = SteadyStepWallTime(after, mean);
   if (b.n == 0 || a.n == 0) return std::optional<PredictionCheck>();

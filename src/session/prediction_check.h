@@ -44,6 +44,10 @@ inline constexpr double kNamedOpsFasterRatio = 0.75;
 std::optional<InferredFix> InferAppliedFix(AnalysisSession& before, AnalysisSession& after, const Diagnosis& db,
                                            const Diagnosis& da, std::string* why_not = nullptr);
 
+// The suggestion `id` among a run's kept or excluded suggestions; nullptr
+// when it has none of that id (CheckPrediction's unknown --fix-id).
+const SuggestionOutcome* FindSuggestionOutcome(const SuggestResult& r, const std::string& id);
+
 // nullopt when no fix is named and none could be inferred (*why_not, when
 // given, says why), or a run has no steady step. An unknown --fix id is an
 // error listing the before run's suggestion ids.

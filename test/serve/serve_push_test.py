@@ -306,7 +306,7 @@ def run_tests(exe, data, tmp):
         s, page = http(port, "/compare?a=%d&b=%d" % tuple(ids))
         check(s == 200 and "Predicted vs measured" in page, "the compare page shows predicted vs measured")
         s, body = http(port, "/api/compare?a=%d&b=%d&fix=%s" % (ids[0], ids[1], urllib.parse.quote("no-such-fix <b>")))
-        check(s == 400 and "no-such-fix <b>" in json.loads(body).get("error", ""), "compare with an unknown fix id: 400 naming it")
+        check(s == 400 and "no-such-fix <b>" in json.loads(body).get("error", ""), "compare with an unknown fix id: 400 naming it (%d %s)" % (s, body[:300]))
     finally:
         check(stop(p) == 0, "server stops cleanly")
 
