@@ -1,12 +1,10 @@
 // aiprof set-baseline and aiprof history: baselines and kept validations in
 // the SQLite store (docs/validation.md, "Database").
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 
 #include "src/analysis/validation/baseline_store.h"
 #include "src/cli/command.h"
-#include "src/analysis/summary/summary.h"
 #include "src/cli/flags.h"
 #include "src/report/summary/summary_report.h"
 #include "src/report/validation/validation_report.h"
@@ -39,8 +37,16 @@ class SetBaselineCommand : public Command {
     if (service_.empty()) return ErrStatus("--service must not be empty");
     ASSIGN_OR_RETURN(LoadedRun run, LoadRun(input_, run_inputs_));
     const RunSamples& samples = run.samples;
-    const std::string summary =
-        run.trace ? SummaryToJson(*run.trace, ComputeSummary(*run.trace), SummaryReportOptions{}) : "{}";
+    // The trace's summary as `aiprof summary --format json` writes it (its
+    // result figures too, AddResultFigures: op_coverage was missing), read
+    // through a session over the loaded trace (no second import).
+    std::string summary = "{}";
+    if (run.trace) {
+      std::unique_ptr<AnalysisSession> session = AnalysisSession::ForTrace(*run.trace);
+      SummaryReportOptions report;
+      AddResultFigures(session->results(), &report);
+      summary = SummaryToJson(*run.trace, session->results().summary(), report);
+    }
     ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, OpenStoreAt(db_));
     ASSIGN_OR_RETURN(int64_t id, store->SaveBaseline(service_, samples, summary));
     std::string line = "stored baseline #" + std::to_string(id) + " for service " + service_ + ": " +
