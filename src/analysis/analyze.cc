@@ -248,7 +248,9 @@ const GapsResult& AnalysisResults::all_gaps() {
   });
 }
 const LaunchStats& AnalysisResults::launches() {
-  return Once(options_.phase_prefix, slots_->launches, "analysis.launches", [&] { return ComputeLaunchStats(trace_); });
+  const AnalysisWindow& w = window();  // its capture windows, found once
+  return Once(options_.phase_prefix, slots_->launches, "analysis.launches",
+              [&] { return ComputeLaunchStats(trace_, &w.capture_windows); });
 }
 const MemcpyStats& AnalysisResults::memcpy() {
   return Once(options_.phase_prefix, slots_->memcpy, "analysis.memcpy", [&] { return ComputeMemcpyStats(trace_); });

@@ -60,8 +60,8 @@ namespace {
 // Capture windows (src/analysis/common/capture_windows.h): the closed ones
 // counted with their time; a work launch call inside any window of its
 // thread, closed or not, was recorded into a graph, not run.
-void CountCapturedLaunches(const Trace& trace, const std::vector<uint8_t>& capture_track, LaunchStats* out) {
-  const std::vector<CaptureWindow> windows = FindCaptureWindows(trace);
+void CountCapturedLaunches(const Trace& trace, const std::vector<CaptureWindow>& windows,
+                           const std::vector<uint8_t>& capture_track, LaunchStats* out) {
   for (const CaptureWindow& w : windows) {
     if (!w.closed) continue;
     ++out->capture_windows;
@@ -160,7 +160,7 @@ std::vector<uint8_t> UnderHostOp(const Trace& trace) {
 
 }  // namespace
 
-LaunchStats ComputeLaunchStats(const Trace& trace) {
+LaunchStats ComputeLaunchStats(const Trace& trace, const std::vector<CaptureWindow>* capture_windows) {
   LaunchStats out;
   const SliceTable& s = trace.slices;
   std::vector<uint32_t> launcher = LaunchingCalls(trace);
@@ -210,7 +210,9 @@ LaunchStats ComputeLaunchStats(const Trace& trace) {
   std::vector<uint8_t> capture_track(trace.tracks.size(), 0);
   for (uint32_t t = 0; t < trace.tracks.size(); ++t) capture_track[t] = IsGraphCaptureTrack(trace, t);
   FindOutliers(trace, capture_track, &out);
-  CountCapturedLaunches(trace, capture_track, &out);
+  std::vector<CaptureWindow> found;
+  if (capture_windows == nullptr) found = FindCaptureWindows(trace);
+  CountCapturedLaunches(trace, capture_windows != nullptr ? *capture_windows : found, capture_track, &out);
   return out;
 }
 

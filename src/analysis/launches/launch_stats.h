@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/analysis/common/capture_windows.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -92,8 +93,10 @@ struct LaunchStats {
   std::vector<RuntimeOutlier> outliers;  // longest first
 };
 
-// O(n log n) in slices.
-LaunchStats ComputeLaunchStats(const Trace& trace);
+// O(n log n) in slices. `capture_windows`: the trace's stream capture
+// windows when the caller has found them (AnalysisWindow::capture_windows);
+// null finds them here.
+LaunchStats ComputeLaunchStats(const Trace& trace, const std::vector<CaptureWindow>* capture_windows = nullptr);
 
 // Publishes launches_per_step, launch_delay_p50_ns (unavailable, with the
 // holds, when every launch call was held), short_kernel_ratio,

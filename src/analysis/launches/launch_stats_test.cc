@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 #include "src/model/graph_capture_tracks.h"
 #include "test/util/trace_fixtures.h"
 
@@ -214,6 +215,14 @@ TEST(LaunchStatsTest, VllmCaptureTraceIsMostlyCaptured) {
   EXPECT_EQ(st.capture_windows, 1u);
   EXPECT_EQ(st.captured_launch_calls, 421u);
   EXPECT_EQ(st.work_launch_calls, 431u);
+  // The session's: the window's capture windows, found once there, give
+  // the same counts.
+  const AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_EQ(w.capture_windows.size(), 1u);
+  LaunchStats from_window = ComputeLaunchStats(*t, &w.capture_windows);
+  EXPECT_EQ(from_window.capture_windows, 1u);
+  EXPECT_EQ(from_window.captured_launch_calls, 421u);
+  EXPECT_EQ(from_window.capture_ns, st.capture_ns);
   auto alexnet = ImportFixture(kAlexnet);
   ASSERT_NE(alexnet, nullptr);
   LaunchStats plain = ComputeLaunchStats(*alexnet);

@@ -566,7 +566,8 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     w.startup_calls.push_back({i, med});
   }
   for (auto& [rank, iv] : w.startup_by_rank) iv = MergeIntervals(std::move(iv));
-  w.startup_work = StartupWork(w.startup_by_rank, CaptureWindowsByRank(trace, FindCaptureWindows(trace)));
+  w.capture_windows = FindCaptureWindows(trace);
+  w.startup_work = StartupWork(w.startup_by_rank, CaptureWindowsByRank(trace, w.capture_windows));
   std::sort(w.startup_calls.begin(), w.startup_calls.end(), [&](const StartupCall& a, const StartupCall& b) {
     return s.dur_ns[a.slice] != s.dur_ns[b.slice] ? s.dur_ns[a.slice] > s.dur_ns[b.slice] : a.slice < b.slice;
   });

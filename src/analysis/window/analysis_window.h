@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/common/capture_windows.h"
 #include "src/analysis/common/intervals.h"
 #include "src/analysis/common/steps.h"
 #include "src/analysis/window/startup_work.h"
@@ -171,6 +172,9 @@ struct AnalysisWindow {
   // windows (startup_work.h), the one the gaps, the critical path and what-if
   // read.
   StartupWork startup_work;
+  // The stream capture windows themselves (common/capture_windows.h, found
+  // once here), by thread: the launch statistics count the calls inside them.
+  std::vector<CaptureWindow> capture_windows;
   bool startup_dominated = false;
   // Time in the window, per rank's steps when steps have starts; rank
   // kNoRank windows apply to every rank.
