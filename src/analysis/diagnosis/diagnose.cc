@@ -342,25 +342,19 @@ Priority DecidePriority(double share, Confidence confidence) {
   return score >= kHighPriorityScore ? Priority::kHigh : score >= kMediumPriorityScore ? Priority::kMedium : Priority::kLow;
 }
 
-bool DescriptiveFinding(const std::string& b) {
+namespace {
+// A trait of the bottleneck type `b` (bottleneck_types.cc); false for a type
+// of a user's own.
+bool HasTrait(const std::string& b, bool BottleneckType::*trait) {
   const BottleneckType* t = FindBottleneckType(b);
-  return t != nullptr && t->descriptive;
+  return t != nullptr && t->*trait;
 }
+}  // namespace
 
-bool CaveatFinding(const std::string& b) {
-  const BottleneckType* t = FindBottleneckType(b);
-  return t != nullptr && t->caveat;
-}
-
-bool ExclusiveImpact(const std::string& b) {
-  const BottleneckType* t = FindBottleneckType(b);
-  return t != nullptr && t->exclusive_impact;
-}
-
-bool SpreadFinding(const std::string& b) {
-  const BottleneckType* t = FindBottleneckType(b);
-  return t != nullptr && t->spread;
-}
+bool DescriptiveFinding(const std::string& b) { return HasTrait(b, &BottleneckType::descriptive); }
+bool CaveatFinding(const std::string& b) { return HasTrait(b, &BottleneckType::caveat); }
+bool ExclusiveImpact(const std::string& b) { return HasTrait(b, &BottleneckType::exclusive_impact); }
+bool SpreadFinding(const std::string& b) { return HasTrait(b, &BottleneckType::spread); }
 
 const Rule& UnexplainedTimeRule() {
   static const Rule kRule = [] {

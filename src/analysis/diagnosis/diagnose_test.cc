@@ -649,8 +649,8 @@ TEST(DiagnoseTest, RocmTraceIsRocmAndGpuAdviceStillApplies) {
 // API, and the findings such a trace gets (sync, launch-bound, copies,
 // communication) each have a fix for it.
 // unstable_steps' impact is mean - median: where most steps are the slow
-// ones it reads 0 (zero_grad_set_to_none's before run: 9 of 12 steps 58-79
-// ms, 3 of 5 ms; CV 64%, impact 0.000 ms, every fix 0.0%: audit4 defect 6).
+// ones it reads 0 (zero_grad_set_to_none's before run: 8 of 12 steps 58-79
+// ms, 4 of 5 ms; CV 64%, impact 0.000 ms, every fix 0.0%: audit4 defect 6).
 // The shipped rule's first cause then says why (figures of that run).
 TEST(DiagnoseTest, ShippedUnstableStepsSaysWhenMostStepsAreSlow) {
   auto rules = LoadBuiltinRules();

@@ -124,7 +124,6 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
   tl->compute_ns = LengthOf(compute_u);
   tl->comm_ns = LengthOf(comm_u);
   tl->comm_overlap_ns = IntersectionLength(compute_u, comm_u);
-  tl->comm_exposed_ns = tl->comm_ns - tl->comm_overlap_ns;
   Intervals memcpy_u = MergeIntervals(std::move(memcpy));
   tl->memcpy_ns = LengthOf(memcpy_u);
   std::optional<CoveredTime> in_window;
@@ -495,7 +494,7 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
     compute += tl.compute_ns;
     comm += tl.comm_ns;
     overlap += tl.comm_overlap_ns;
-    exposed += tl.comm_exposed_ns;
+    exposed += tl.comm_exposed_ns();
     memcpy += tl.memcpy_ns;
     for (size_t c = 0; c < kGapCauseCount; ++c) cause[c] += tl.idle_by_cause_ns[c];
   }

@@ -91,7 +91,8 @@ struct TimelineBreakdown {
   int64_t span_start_ns = 0, span_ns = 0;
   int64_t busy_ns = 0, compute_ns = 0, comm_ns = 0, memcpy_ns = 0, idle_ns = 0;
   int64_t comm_overlap_ns = 0;  // |∪ collectives ∩ ∪ kernels|: communication hidden behind compute
-  int64_t comm_exposed_ns = 0;  // comm_ns − comm_overlap_ns: communication not hidden behind compute
+  // Communication not hidden behind compute, over the span.
+  int64_t comm_exposed_ns() const { return comm_ns - comm_overlap_ns; }
   // aiprof's own work in the target (AiprofOverheadByRank: the capture's
   // torch hook exporting its chunks) inside the span's gaps: neither busy
   // nor idle, cut out of the gaps. busy + idle + aiprof_overhead = span.

@@ -172,7 +172,7 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
     row.label = TimelineLabel(tl);
     row.span_ms = NsToMs(static_cast<double>(tl.span_ns));
     row.compute_ms = NsToMs(static_cast<double>(tl.compute_ns));
-    row.comm_ms = NsToMs(static_cast<double>(tl.comm_exposed_ns));
+    row.comm_ms = NsToMs(static_cast<double>(tl.comm_exposed_ns()));
     row.memcpy_ms = NsToMs(static_cast<double>(tl.memcpy_ns));
     if (gaps.cpu_only) row.compute_ms = NsToMs(static_cast<double>(tl.busy_ns));
     row.aiprof_own_ms = NsToMs(static_cast<double>(tl.aiprof_overhead_ns));
