@@ -276,85 +276,54 @@ std::vector<OpDifference> OpDifferences(const std::vector<RankState>& ranks, siz
 
 }  // namespace
 
-ClusterResult ClusterReducer::Finish() {
-  State& s = *s_;
-  ClusterResult out;
-  out.digests = s.digests;
-  out.world_size_in_traces = s.world_size;
-  std::sort(s.ranks.begin(), s.ranks.end(), [](const RankState& a, const RankState& b) { return a.info.rank < b.info.rank; });
-  std::vector<RankState>& ranks = s.ranks;
-  out.usable = ranks.size();
-  out.broken = s.broken;
-  std::sort(out.broken.begin(), out.broken.end(), [](const ProblemDigest& a, const ProblemDigest& b) {
-    return std::tie(a.rank, a.source) < std::tie(b.rank, b.source);
-  });
-  // Missing ranks: 0..expected-1 without a digest. A rank number far beyond
-  // the digests (a hostile or corrupt trace) is not enumerated.
-  {
-    int64_t expected = s.options.world_size;
-    std::vector<int32_t> seen;
-    for (const RankState& r : ranks) seen.push_back(r.info.rank);
-    for (const ProblemDigest& b : out.broken) {
-      if (b.rank >= 0) seen.push_back(b.rank);
-    }
-    std::sort(seen.begin(), seen.end());
-    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-    // What the inputs imply (cross_rank.h, ExpectRanks: the multi-rank
-    // analysis's rule).
-    const int64_t largest = seen.empty() ? 0 : int64_t{seen.back()} + 1;
-    const ExpectedRanks implied = ExpectRanks(s.world_size, s.link_world, s.group_world, largest);
-    out.implied_world_size = implied.count;
-    out.implied_world_size_from = implied.from;
-    out.expected_ranks_from = "--world-size";
-    if (expected <= 0) {
-      expected = out.implied_world_size;
-      out.expected_ranks_from = out.implied_world_size_from.empty() ? "largest rank seen" : out.implied_world_size_from;
-    } else {
-      for (int32_t r : seen) {
-        if (r >= expected) out.beyond_world_size.push_back(r);
-      }
-    }
-    out.expected_ranks = expected;
-    const int64_t present = std::lower_bound(seen.begin(), seen.end(), expected) - seen.begin();
-    out.missing_count = static_cast<uint64_t>(expected - present);
-    if (expected <= static_cast<int64_t>(kMaxListedRanks)) {
-      size_t k = 0;
-      for (int64_t r = 0; r < expected; ++r) {
-        while (k < seen.size() && seen[k] < r) ++k;
-        if (k == seen.size() || seen[k] != r) out.missing.push_back(static_cast<int32_t>(r));
-      }
+namespace {
+
+// Missing ranks: 0..expected-1 without a digest. A rank number far beyond
+// the digests (a hostile or corrupt trace) is not enumerated.
+void FindMissingRanks(const std::vector<RankState>& ranks, int64_t world_size_option, int64_t world_size,
+                      int64_t link_world, int64_t group_world, ClusterResult* out) {
+  int64_t expected = world_size_option;
+  std::vector<int32_t> seen;
+  for (const RankState& r : ranks) seen.push_back(r.info.rank);
+  for (const ProblemDigest& b : out->broken) {
+    if (b.rank >= 0) seen.push_back(b.rank);
+  }
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  // What the inputs imply (cross_rank.h, ExpectRanks: the multi-rank
+  // analysis's rule).
+  const int64_t largest = seen.empty() ? 0 : int64_t{seen.back()} + 1;
+  const ExpectedRanks implied = ExpectRanks(world_size, link_world, group_world, largest);
+  out->implied_world_size = implied.count;
+  out->implied_world_size_from = implied.from;
+  out->expected_ranks_from = "--world-size";
+  if (expected <= 0) {
+    expected = out->implied_world_size;
+    out->expected_ranks_from =
+        out->implied_world_size_from.empty() ? "largest rank seen" : out->implied_world_size_from;
+  } else {
+    for (int32_t r : seen) {
+      if (r >= expected) out->beyond_world_size.push_back(r);
     }
   }
-  // Pairing within steps, and the per-rank figures (collective_pairing.h,
-  // the multi-rank analysis's routine).
-  std::vector<const CollectiveSequences*> members;
-  for (const RankState& r : ranks) members.push_back(&r.seq);
-  const CollectivePairing pairing = PairCollectives(members);
-  const std::vector<PairedCollective>& matched = pairing.matched;
-  out.unmatched = pairing.unmatched;
-  out.keys_by_step = pairing.keys_by_step;
-  out.keys_by_position = pairing.keys_by_position;
-  out.matched = matched.size();
-  const std::vector<int64_t> zero(ranks.size(), 0);
-  const PairedSums raw = SumPairedCollectives(members, pairing, zero);
-  out.raw_end_spread_p50_ns = raw.end_spread_p50_ns;
-  out.raw_end_spread_share = raw.end_spread_share;
-  out.raw_clocks_agree = raw.clocks_agree;
-  out.aligned = !matched.empty() &&
-                (s.options.align == ClockAlign::kAlways || (s.options.align == ClockAlign::kAuto && !raw.clocks_agree));
-  // The multi-rank analysis's estimator (clock_alignment.h): from the ends
-  // of the completed collectives.
-  const ClockAlignment alignment = AlignClocks(members, pairing, raw, out.aligned);
+  out->expected_ranks = expected;
+  const int64_t present = std::lower_bound(seen.begin(), seen.end(), expected) - seen.begin();
+  out->missing_count = static_cast<uint64_t>(expected - present);
+  if (expected <= static_cast<int64_t>(kMaxListedRanks)) {
+    size_t k = 0;
+    for (int64_t r = 0; r < expected; ++r) {
+      while (k < seen.size() && seen[k] < r) ++k;
+      if (k == seen.size() || seen[k] != r) out->missing.push_back(static_cast<int32_t>(r));
+    }
+  }
+}
+
+// Each rank's collective figures on the trace's clocks (`raw`) and on the
+// clocks used (`alignment`).
+void SetRankCollectiveFigures(const CollectivePairing& pairing, const PairedSums& raw, const ClockAlignment& alignment,
+                              std::vector<RankState>& ranks, ClusterResult* out) {
   const std::vector<int64_t>& offset = alignment.offset_ns;
   const PairedSums& used = alignment.sums;
-  if (out.aligned) {
-    out.aligned_end_spread_p50_ns = used.end_spread_p50_ns;
-    out.aligned_end_spread_share = used.end_spread_share;
-    out.aligned_clocks_agree = used.clocks_agree;
-  }
-  out.trusted = used.clocks_agree;
-  out.incomplete = used.incomplete;
-  out.stalled = used.stalled_count;
   for (size_t r = 0; r < ranks.size(); ++r) {
     ClusterRank& c = ranks[r].info;
     c.matched = raw.matched[r];
@@ -369,27 +338,36 @@ ClusterResult ClusterReducer::Finish() {
     c.aligned_transfer_ns = used.transfer_ns[r];
     c.stalled_wait_ns = used.stalled_ns[r];
     c.step_shift = pairing.step_shift[r];
-    out.max_abs_offset_ns = std::max<int64_t>(out.max_abs_offset_ns, offset[r] < 0 ? -offset[r] : offset[r]);
+    out->max_abs_offset_ns = std::max<int64_t>(out->max_abs_offset_ns, offset[r] < 0 ? -offset[r] : offset[r]);
     // Ranks missing: the time after the last rank present arrived holds the
     // wait for them. communication.json's idle (neither transit nor a wait
     // for a peer that arrived) is that wait; without it, it cannot be told
     // from transfer.
-    if (out.missing_count > 0 && c.matched > 0) {
+    if (out->missing_count > 0 && c.matched > 0) {
       if (c.profiler_idle_ns >= 0) {
         c.absent_wait_ns = std::min(c.profiler_idle_ns, c.aligned_transfer_ns);  // the clocks used, as the analysis
         c.transfer_ns = std::max<int64_t>(0, c.transfer_ns - c.absent_wait_ns);
         c.aligned_transfer_ns = std::max<int64_t>(0, c.aligned_transfer_ns - c.absent_wait_ns);
       } else {
-        out.transfer_includes_absent_wait = true;
+        out->transfer_includes_absent_wait = true;
       }
     }
   }
-  // Instances: last arrival and by how much (used clocks).
+}
+
+// Instances: last arrival and by how much (used clocks), in step order; each
+// rank's count of last arrivals.
+void AddInstances(const std::vector<const CollectiveSequences*>& members, const CollectivePairing& pairing,
+                  const ClockAlignment& alignment, const std::vector<std::string>& groups,
+                  std::vector<RankState>& ranks, ClusterResult* out) {
+  const std::vector<PairedCollective>& matched = pairing.matched;
+  const std::vector<int64_t>& offset = alignment.offset_ns;
+  const PairedSums& used = alignment.sums;
   std::vector<double> arrivals;
   for (size_t j = 0; j < matched.size(); ++j) {
     const PairedCollective& m = matched[j];
     ClusterInstance in;
-    in.group = s.groups[m.key.first];
+    in.group = groups[m.key.first];
     in.type = m.key.second;
     in.ordinal = m.members.front().second;  // in the first member's sequence of the key
     in.ranks = static_cast<uint32_t>(m.members.size());
@@ -432,69 +410,85 @@ ClusterResult ClusterReducer::Finish() {
     in.late_by_next_ns = static_cast<int64_t>(std::llround(arrivals.back() - arrivals[arrivals.size() - 2]));
     in.end_spread_ns = hi - lo;
     if (in.late_by_ns > 0 && in.last_rank != kDigestNoRank) ++ranks[last_r].info.last_arrivals;
-    out.instances.push_back(std::move(in));
+    out->instances.push_back(std::move(in));
   }
-  std::stable_sort(out.instances.begin(), out.instances.end(),
+  std::stable_sort(out->instances.begin(), out->instances.end(),
                    [](const ClusterInstance& a, const ClusterInstance& b) { return a.step < b.step; });
-  // Steps: the job's step time is its slowest rank's.
-  {
-    std::map<int64_t, std::vector<std::pair<int64_t, int32_t>>> by_step;
+}
+
+// Steps: the job's step time is its slowest rank's; the rank last in each
+// step's collectives, by how much.
+void AddSteps(const std::vector<RankState>& ranks, ClusterResult* out) {
+  std::map<int64_t, std::vector<std::pair<int64_t, int32_t>>> by_step;
+  for (const RankState& r : ranks) {
+    for (const auto& [number, dur] : r.steps) by_step[number + r.info.step_shift].emplace_back(dur, r.info.rank);
+  }
+  for (auto& [number, v] : by_step) {
+    ClusterStep st;
+    st.number = number;
+    st.ranks = static_cast<uint32_t>(v.size());
+    std::sort(v.begin(), v.end());
+    st.max_ns = v.back().first;
+    st.slowest_rank = v.back().second;
+    st.median_ns = v.size() % 2 ? v[v.size() / 2].first : (v[v.size() / 2 - 1].first + v[v.size() / 2].first) / 2;
+    for (const ClusterInstance& in : out->instances) {
+      if (in.step != number) continue;
+      ++st.collectives;
+      if (in.last_rank == kDigestNoRank) continue;  // a tie, or stalled: no single rank last
+      if (in.late_by_ns > st.last_late_by_ns || st.last_rank == kDigestNoRank) {
+        st.last_rank = in.last_rank;
+        st.last_late_by_ns = in.late_by_ns;
+        st.last_collective = std::string(CollectiveTypeNameOfByte(in.type)) + " #" + std::to_string(in.ordinal) +
+                             (in.group.empty() ? "" : " (" + in.group + ")");
+      }
+    }
+    out->steps.push_back(std::move(st));
+  }
+}
+
+// The median end spread of matched collectives, in words: why arrival times
+// cannot be compared.
+std::string EndSpreadText(const PairedSums& used, bool aligned) {
+  return "the ranks' ends of matched collectives differ by a median " +
+         render::FormatQuantity(static_cast<double>(used.end_spread_p50_ns), render::Unit::kNs) +
+         (aligned ? " even after aligning the clocks" : "");
+}
+
+// Wait ratio, as the multi-rank analysis publishes comm_wait_ratio.
+void SetWaitRatio(const std::vector<RankState>& ranks, const PairedSums& used, ClusterResult* out) {
+  bool all_profiler = !ranks.empty();
+  int64_t wait = 0, total = 0;
+  for (const RankState& r : ranks) all_profiler &= r.info.profiler_elapse_ns > 0 && r.info.profiler_wait_ns >= 0;
+  if (all_profiler) {
     for (const RankState& r : ranks) {
-      for (const auto& [number, dur] : r.steps) by_step[number + r.info.step_shift].emplace_back(dur, r.info.rank);
+      wait += r.info.profiler_wait_ns;
+      total += r.info.profiler_elapse_ns;
     }
-    for (auto& [number, v] : by_step) {
-      ClusterStep st;
-      st.number = number;
-      st.ranks = static_cast<uint32_t>(v.size());
-      std::sort(v.begin(), v.end());
-      st.max_ns = v.back().first;
-      st.slowest_rank = v.back().second;
-      st.median_ns = v.size() % 2 ? v[v.size() / 2].first : (v[v.size() / 2 - 1].first + v[v.size() / 2].first) / 2;
-      for (const ClusterInstance& in : out.instances) {
-        if (in.step != number) continue;
-        ++st.collectives;
-        if (in.last_rank == kDigestNoRank) continue;  // a tie, or stalled: no single rank last
-        if (in.late_by_ns > st.last_late_by_ns || st.last_rank == kDigestNoRank) {
-          st.last_rank = in.last_rank;
-          st.last_late_by_ns = in.late_by_ns;
-          st.last_collective = std::string(CollectiveTypeNameOfByte(in.type)) + " #" + std::to_string(in.ordinal) +
-                               (in.group.empty() ? "" : " (" + in.group + ")");
-        }
-      }
-      out.steps.push_back(std::move(st));
-    }
+    out->wait_ratio = static_cast<double>(wait) / static_cast<double>(total);
+    out->wait_ratio_source = "communication.json";
+    return;
   }
-  // Wait ratio, as the multi-rank analysis publishes comm_wait_ratio.
-  {
-    bool all_profiler = !ranks.empty();
-    int64_t wait = 0, total = 0;
-    for (const RankState& r : ranks) all_profiler &= r.info.profiler_elapse_ns > 0 && r.info.profiler_wait_ns >= 0;
-    if (all_profiler) {
-      for (const RankState& r : ranks) {
-        wait += r.info.profiler_wait_ns;
-        total += r.info.profiler_elapse_ns;
-      }
-      out.wait_ratio = static_cast<double>(wait) / static_cast<double>(total);
-      out.wait_ratio_source = "communication.json";
-    } else {
-      for (size_t r = 0; r < ranks.size(); ++r) {
-        wait += used.wait_ns[r];
-        total += used.comm_ns[r];
-      }
-      if (matched.empty() || total == 0) {
-        out.wait_ratio_unavailable = "needs collectives matched across 2 or more ranks, or torch_npu communication.json";
-      } else if (!used.clocks_agree) {
-        out.wait_ratio_unavailable =
-            "the ranks' ends of matched collectives differ by a median " +
-            render::FormatQuantity(static_cast<double>(used.end_spread_p50_ns), render::Unit::kNs) +
-            (out.aligned ? " even after aligning the clocks" : "") + ": arrival times cannot be compared";
-      } else {
-        out.wait_ratio = static_cast<double>(wait) / static_cast<double>(total);
-        out.wait_ratio_source = out.aligned ? "collectives, aligned clocks" : "collectives";
-      }
-    }
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    wait += used.wait_ns[r];
+    total += used.comm_ns[r];
   }
-  // Slow ranks.
+  if (out->matched == 0 || total == 0) {
+    out->wait_ratio_unavailable = "needs collectives matched across 2 or more ranks, or torch_npu communication.json";
+  } else if (!used.clocks_agree) {
+    out->wait_ratio_unavailable = EndSpreadText(used, out->aligned) + ": arrival times cannot be compared";
+  } else {
+    out->wait_ratio = static_cast<double>(wait) / static_cast<double>(total);
+    out->wait_ratio_source = out->aligned ? "collectives, aligned clocks" : "collectives";
+  }
+}
+
+// Slow ranks among the ranks with matched collectives, on their total
+// lateness (cluster_reduce.h: no test for 2, Dixon's Q up to
+// kDixonMaxValues, the robust z-score above), each reported with its excess
+// lateness and the ops where it differs from its peers.
+void FindSlowRanks(std::vector<RankState>& ranks, const PairedSums& used,
+                   const std::vector<std::tuple<std::string, std::string, uint8_t>>& op_names,
+                   const std::vector<DurationSketch>& op_sketches, ClusterResult* out) {
   std::vector<size_t> with;
   std::vector<double> lateness;
   for (size_t r = 0; r < ranks.size(); ++r) {
@@ -522,7 +516,7 @@ ClusterResult ClusterReducer::Finish() {
       rep.excess_ratio_base = "the sum of its step times";
     }
     rep.last_arrivals = ranks[r].info.last_arrivals;
-    rep.ops = OpDifferences(ranks, r, s.op_names, s.op_sketches);
+    rep.ops = OpDifferences(ranks, r, op_names, op_sketches);
     return rep;
   };
   // Ranks sharing the largest lateness exactly: no single rank is slowest.
@@ -531,58 +525,58 @@ ClusterResult ClusterReducer::Finish() {
   const std::string tie_reason = std::to_string(tied) + " ranks share the largest lateness exactly (" +
                                  render::FormatQuantity(largest, render::Unit::kNs) + "): no single rank is slowest";
   if (with.size() >= 2 && !used.clocks_agree) {
-    out.slow_rank_unavailable =
-        "the ranks' ends of matched collectives differ by a median " +
-        render::FormatQuantity(static_cast<double>(used.end_spread_p50_ns), render::Unit::kNs) +
-        (out.aligned ? " even after aligning the clocks" : "") +
+    out->slow_rank_unavailable =
+        EndSpreadText(used, out->aligned) +
         " (collectives not paired one to one, or point-to-point ones that do not end together): "
         "arrival times cannot be compared";
   } else if (with.size() < 2) {
-    out.slow_rank_unavailable = "needs collectives matched across 2 or more ranks";
+    out->slow_rank_unavailable = "needs collectives matched across 2 or more ranks";
   } else if (tied > 1 && with.size() <= kDixonMaxValues) {
-    out.slow_rank_unavailable = tie_reason;
+    out->slow_rank_unavailable = tie_reason;
+  } else if (with.size() <= kDixonMaxValues) {
+    OutlierResult t = TestLargestForOutlier(lateness);
+    out->test = t.test;
+    out->test_name = OutlierTestName(t.test);
+    SlowRankReport rep = report(t.index);
+    rep.outlier = t.outlier;
+    rep.statistic = t.statistic;
+    rep.critical = t.critical;
+    out->slowest = rep;
+    if (t.outlier || t.test == OutlierTest::kNone) out->slow_ranks.push_back(rep);
   } else {
-    if (with.size() <= kDixonMaxValues) {
-      OutlierResult t = TestLargestForOutlier(lateness);
-      out.test = t.test;
-      out.test_name = OutlierTestName(t.test);
-      SlowRankReport rep = report(t.index);
-      rep.outlier = t.outlier;
-      rep.statistic = t.statistic;
-      rep.critical = t.critical;
-      out.slowest = rep;
-      if (t.outlier || t.test == OutlierTest::kNone) out.slow_ranks.push_back(rep);
-    } else {
-      out.test = OutlierTest::kNone;
-      out.test_name = "robust_z";
-      std::vector<double> z = RobustZ(lateness);
-      std::vector<size_t> order(with.size());
-      for (size_t k = 0; k < order.size(); ++k) {
-        order[k] = k;
-        ranks[with[k]].info.lateness_z = z[k];
-      }
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        if (lateness[a] != lateness[b]) return lateness[a] > lateness[b];
-        return a < b;
-      });
-      for (size_t k : order) {
-        if (!(z[k] > kRobustZLimit) && k != order.front()) break;
-        SlowRankReport rep = report(k);
-        rep.outlier = z[k] > kRobustZLimit;
-        rep.statistic = z[k];
-        rep.critical = kRobustZLimit;
-        if (k == order.front() && tied == 1) out.slowest = rep;
-        if (k == order.front() && tied > 1) out.slow_rank_unavailable = tie_reason;
-        if (rep.outlier) out.slow_ranks.push_back(std::move(rep));
-      }
+    out->test = OutlierTest::kNone;
+    out->test_name = "robust_z";
+    std::vector<double> z = RobustZ(lateness);
+    std::vector<size_t> order(with.size());
+    for (size_t k = 0; k < order.size(); ++k) {
+      order[k] = k;
+      ranks[with[k]].info.lateness_z = z[k];
+    }
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (lateness[a] != lateness[b]) return lateness[a] > lateness[b];
+      return a < b;
+    });
+    for (size_t k : order) {
+      if (!(z[k] > kRobustZLimit) && k != order.front()) break;
+      SlowRankReport rep = report(k);
+      rep.outlier = z[k] > kRobustZLimit;
+      rep.statistic = z[k];
+      rep.critical = kRobustZLimit;
+      if (k == order.front() && tied == 1) out->slowest = rep;
+      if (k == order.front() && tied > 1) out->slow_rank_unavailable = tie_reason;
+      if (rep.outlier) out->slow_ranks.push_back(std::move(rep));
     }
   }
-  // Per-type times.
+}
+
+// Per-type times (each rank's, then the job's per type) and the links'
+// bandwidths, judged and sorted.
+void AddTypeTimesAndLinks(const std::vector<RankState>& ranks, ClusterResult* out) {
   std::map<uint8_t, ClusterTypeTime> job;
   for (const RankState& r : ranks) {
     for (const DigestCollectiveType& t : r.types) {
       ClusterTypeTime c{r.info.rank, t.type, t.count, t.total_ns, t.max_ns, t.bytes, t.sized, t.sized_time_ns, t.group_size};
-      out.type_times.push_back(c);
+      out->type_times.push_back(c);
       ClusterTypeTime& j = job[t.type];
       j.type = t.type;
       j.count += t.count;
@@ -594,8 +588,7 @@ ClusterResult ClusterReducer::Finish() {
       j.group_size = std::max(j.group_size, t.group_size);
     }
   }
-  for (auto& [type, j] : job) out.type_times.push_back(j);
-  // Links.
+  for (auto& [type, j] : job) out->type_times.push_back(j);
   for (const RankState& r : ranks) {
     for (const DigestLink& l : r.links) {
       LinkBandwidth b;
@@ -605,10 +598,66 @@ ClusterResult ClusterReducer::Finish() {
       b.bytes = l.bytes;
       b.time_ns = l.time_ns;
       b.bandwidth_bytes_per_second = l.time_ns > 0 ? l.bytes / (l.time_ns * 1e-9) : 0;
-      out.links.push_back(std::move(b));
+      out->links.push_back(std::move(b));
     }
   }
-  JudgeAndSortLinks(&out.links);
+  JudgeAndSortLinks(&out->links);
+}
+
+}  // namespace
+
+// The reduce, in the order each part needs the last: the ranks expected,
+// the collectives paired and the clocks aligned, each rank's figures, the
+// instances and steps, the wait ratio, the slow ranks, the per-type times
+// and links.
+ClusterResult ClusterReducer::Finish() {
+  State& s = *s_;
+  ClusterResult out;
+  out.digests = s.digests;
+  out.world_size_in_traces = s.world_size;
+  std::sort(s.ranks.begin(), s.ranks.end(),
+            [](const RankState& a, const RankState& b) { return a.info.rank < b.info.rank; });
+  std::vector<RankState>& ranks = s.ranks;
+  out.usable = ranks.size();
+  out.broken = s.broken;
+  std::sort(out.broken.begin(), out.broken.end(), [](const ProblemDigest& a, const ProblemDigest& b) {
+    return std::tie(a.rank, a.source) < std::tie(b.rank, b.source);
+  });
+  FindMissingRanks(ranks, s.options.world_size, s.world_size, s.link_world, s.group_world, &out);
+  // Pairing within steps, and the per-rank figures (collective_pairing.h,
+  // the multi-rank analysis's routine).
+  std::vector<const CollectiveSequences*> members;
+  for (const RankState& r : ranks) members.push_back(&r.seq);
+  const CollectivePairing pairing = PairCollectives(members);
+  out.unmatched = pairing.unmatched;
+  out.keys_by_step = pairing.keys_by_step;
+  out.keys_by_position = pairing.keys_by_position;
+  out.matched = pairing.matched.size();
+  const std::vector<int64_t> zero(ranks.size(), 0);
+  const PairedSums raw = SumPairedCollectives(members, pairing, zero);
+  out.raw_end_spread_p50_ns = raw.end_spread_p50_ns;
+  out.raw_end_spread_share = raw.end_spread_share;
+  out.raw_clocks_agree = raw.clocks_agree;
+  out.aligned = !pairing.matched.empty() &&
+                (s.options.align == ClockAlign::kAlways || (s.options.align == ClockAlign::kAuto && !raw.clocks_agree));
+  // The multi-rank analysis's estimator (clock_alignment.h): from the ends
+  // of the completed collectives.
+  const ClockAlignment alignment = AlignClocks(members, pairing, raw, out.aligned);
+  const PairedSums& used = alignment.sums;
+  if (out.aligned) {
+    out.aligned_end_spread_p50_ns = used.end_spread_p50_ns;
+    out.aligned_end_spread_share = used.end_spread_share;
+    out.aligned_clocks_agree = used.clocks_agree;
+  }
+  out.trusted = used.clocks_agree;
+  out.incomplete = used.incomplete;
+  out.stalled = used.stalled_count;
+  SetRankCollectiveFigures(pairing, raw, alignment, ranks, &out);
+  AddInstances(members, pairing, alignment, s.groups, ranks, &out);
+  AddSteps(ranks, &out);
+  SetWaitRatio(ranks, used, &out);
+  FindSlowRanks(ranks, used, s.op_names, s.op_sketches, &out);
+  AddTypeTimesAndLinks(ranks, &out);
   for (RankState& r : ranks) out.ranks.push_back(std::move(r.info));
   return out;
 }
