@@ -1,9 +1,9 @@
 #include "src/serve/compare_timeline.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
-#include "src/analysis/common/steps.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/base/http_server.h"
 #include "src/render/escape.h"
@@ -12,20 +12,23 @@
 namespace aiprof {
 
 std::vector<AlignedStep> AlignableSteps(const Trace& trace, const AnalysisWindow& window) {
-  const StepList list = FindSteps(trace);
+  // The steps with starts are the timeline's, Trace::steps, whose rows are
+  // FindSteps' steps and so the indices of the window's warm-up list; a
+  // trace with breakdown steps only has none with a start.
+  const StepTable& st = trace.steps;
   const std::set<size_t> warmup(window.warmup.begin(), window.warmup.end());
+  auto has_start = [&](size_t i) { return st.ts_ns[i] != std::numeric_limits<int64_t>::min(); };  // kUnknownStart
   int32_t first_rank = 0;
   bool have_rank = false;
-  for (const StepSpan& s : list.steps) {
-    if (!s.has_start()) continue;
-    if (!have_rank || s.rank < first_rank) first_rank = s.rank;
+  for (size_t i = 0; i < st.size(); ++i) {
+    if (!has_start(i)) continue;
+    if (!have_rank || st.rank[i] < first_rank) first_rank = st.rank[i];
     have_rank = true;
   }
   std::vector<AlignedStep> out;
-  for (size_t i = 0; i < list.steps.size(); ++i) {
-    const StepSpan& s = list.steps[i];
-    if (!s.has_start() || s.rank != first_rank || warmup.count(i) || s.dur_ns <= 0) continue;
-    out.push_back({s.rank, s.number, s.start_ns, s.dur_ns});
+  for (size_t i = 0; i < st.size(); ++i) {
+    if (!has_start(i) || st.rank[i] != first_rank || warmup.count(i) || st.dur_ns[i] <= 0) continue;
+    out.push_back({st.rank[i], st.number[i], st.ts_ns[i], st.dur_ns[i]});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const AlignedStep& x, const AlignedStep& y) { return x.start_ns < y.start_ns; });

@@ -5,11 +5,12 @@
 //
 // Steps are aligned as the structural diff compares them
 // (src/analysis/diff: attribution over the analysis window's steady
-// steps): each run's steps (FindSteps) of its first rank that has step
-// starts, in time order, without the leading warm-up steps the analysis
+// steps): each run's timeline steps (Trace::steps, FindSteps' steps with
+// starts) of its first rank, in time order, without the leading warm-up steps the analysis
 // window leaves out; the k-th of A pairs with the k-th of B. Only steps and
 // the tiles of the two windows are computed (no analysis), so it costs a
-// pass over the steps and the window's slices, at any trace size.
+// pass over the steps and the window's slices, at any trace size; the
+// window is the run's session's.
 #ifndef AIPROF_SRC_SERVE_COMPARE_TIMELINE_H_
 #define AIPROF_SRC_SERVE_COMPARE_TIMELINE_H_
 
@@ -33,7 +34,7 @@ struct AlignedStep {
 };
 
 // The run's steady steps with starts, on its first rank, in time order:
-// FindSteps' steps less the window's warm-up and truncated ones (`window`:
+// Trace::steps less the window's warm-up and truncated ones (`window`:
 // the run's session's, AnalysisResults::window(), computed once).
 std::vector<AlignedStep> AlignableSteps(const Trace& trace, const AnalysisWindow& window);
 
