@@ -98,6 +98,23 @@ const char* GapBucketLabel(size_t bucket) {
   return bucket < kGapBucketCount ? kLabels[bucket] : "?";
 }
 
+std::vector<ReportHostFunction> HostFunctionsOf(const Trace& t, const HostSampleStats& s, size_t limit) {
+  std::vector<ReportHostFunction> out;
+  const double stacks = static_cast<double>(s.with_stack);
+  for (size_t i = 0; i < s.functions.size() && i < limit; ++i) {
+    const SampledFunction& f = s.functions[i];
+    ReportHostFunction h;
+    h.name = std::string(t.Str(f.frame));
+    h.module = std::string(t.Str(f.module));
+    h.self_samples = f.self_samples;
+    h.total_samples = f.total_samples;
+    h.self_share = s.with_stack ? static_cast<double>(f.self_samples) / stacks : 0;
+    h.total_share = s.with_stack ? static_cast<double>(f.total_samples) / stacks : 0;
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
 BestFix ChooseBestFix(const Finding* top_finding, const std::vector<SuggestionOutcome>& kept) {
   BestFix b;
   if (!kept.empty() && MeasuredToPay(kept.front())) b.measured = &kept.front();
@@ -143,8 +160,9 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   r.counters = t.counters.size();
   r.samples = t.samples.size();
   r.tracks = t.tracks.size();
-  r.host_functions = TopHostFunctions(t, kReportHostFunctions);
-  r.host_stacks = SamplesWithStack(t);
+  const HostSampleStats& samples = results.summary().host_samples;
+  r.host_functions = HostFunctionsOf(t, samples, kReportHostFunctions);
+  r.host_stacks = samples.with_stack;
   for (const auto& [kind, e] : t.diagnostics.entries()) {
     r.diagnostics.emplace_back(kind, std::to_string(e.count) + " × " + e.description +
                                          (e.first_where.empty() ? std::string() : " (first at " + e.first_where + ")"));

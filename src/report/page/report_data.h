@@ -77,6 +77,12 @@ struct ReportOp {
 using ReportHostFunction = HostFunction;
 inline constexpr size_t kReportHostFunctions = 15;
 
+// The first `limit` host functions of the session's summary (its host
+// samples: most self samples first, then total, then name), with their
+// shares of the samples with a stack: the report's and the monitor
+// incident's table.
+std::vector<ReportHostFunction> HostFunctionsOf(const Trace& t, const HostSampleStats& samples, size_t limit);
+
 struct ReportData {
   // Set by the caller (aiprof monitor's incident): rows shown first, under
   // `context_title`.
