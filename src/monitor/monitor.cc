@@ -45,6 +45,7 @@
 #include "src/render/escape.h"
 #include "src/render/tree.h"
 #include "src/report/page/report_data.h"
+#include "src/session/session.h"
 
 namespace aiprof {
 namespace {
@@ -945,7 +946,12 @@ class Monitor {
     trace->metadata["monitor.trace_start_ns"] = std::to_string(inc->trace_start_ns);
     trace->metadata["monitor.trace_end_ns"] = std::to_string(inc->trace_end_ns);
     trace->metadata["monitor.sdk_spans"] = sdk.ok() ? "flushed " + sdk_source : "none: " + sdk.status().message();
-    inc->host_functions = TopHostFunctions(*trace, 10);
+    {
+      // The host functions are the summary's (its host samples), read
+      // through a session over the merged trace, as the report reads them.
+      std::unique_ptr<AnalysisSession> session = AnalysisSession::ForTrace(*trace);
+      inc->host_functions = HostFunctionsOf(*trace, session->results().summary().host_samples, 10);
+    }
     inc->slowest = FindSlowestRequest(*trace, inc->trace_start_ns, inc->trace_end_ns);
     for (size_t i = 0; i < trace->samples.size(); ++i) inc->host_samples += trace->samples.callsite[i] != kNoCallsite;
     return WriteNativeFile(*trace, inc->dir + "/trace.aiprof");
