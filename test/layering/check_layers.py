@@ -19,10 +19,25 @@ placed in the table before it can be included. With --docs, the table shown
 in that Markdown file (between `<!-- layers.txt begin -->` and
 `<!-- layers.txt end -->`) must equal the table's rows.
 
+A second rule: the analyses' entry points are called only where results
+are computed once, the analysis libraries (every row whose directories lie
+under src/analysis) and the session (src/session), so a front end reads a
+result from its AnalysisSession instead of computing it again beside it. The
+entry points are the functions named `Compute<Name>`, `Find<...>Steps`,
+`FindCaptureWindows` or `TopHostFunctions` (the host functions' analysis,
+named otherwise) that a header under src/analysis declares (found in the
+headers at each run, so a new analysis is covered without editing this
+script). A call of one elsewhere is reported as
+`file:line: <library> calls <Name>`; test files (as above), test utilities,
+benchmarks and everything under test/ and bench/ may call them. Comments and
+string literals are not read, nor member calls (`x.Compute...(`,
+`x->Compute...(`), nor names no analysis header declares.
+
 Arrows being removed by work in flight may be listed in an exceptions file
-(`<library> -> <included path>  # why`): they are reported on standard error
-instead of failing, and an exception that no longer matches any include
-fails, so the list only shrinks.
+(`<library> -> <included path>  # why`), and calls likewise
+(`<file> calls <Name>  # why`): they are reported on standard error
+instead of failing, and an exception that no longer matches any include or
+call fails, so the list only shrinks.
 
 Usage: check_layers.py [--root DIR] [--table FILE] [--exceptions FILE] [--docs FILE]
 Exit status: 0 clean, 1 violations, 2 a broken table or docs block.
@@ -43,6 +58,14 @@ PROJECT_PREFIXES = ("src/", "python/", "bench/", "test/", "include/")
 PUBLIC_HEADER_ROOT = "include"
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
 TEST_UTIL_LIBRARY = "test_util"
+# The call rule (see above): where the analyses' entry points live, which
+# other library may call them, and their names.
+ANALYSIS_HOME = "src/analysis"
+ENTRY_POINT_CALLERS = ("session",)
+TEST_LIBRARIES = ("test_util", "bench", "test")
+ENTRY_NAME = r"(?:Compute[A-Z]\w*|Find(?:[A-Z]\w*)?Steps|FindCaptureWindows|TopHostFunctions)"
+# A use of a name: not a member call (`.`, `->`) nor part of a longer name.
+ENTRY_USE_RE = re.compile(r"(?<![\w.>])(" + ENTRY_NAME + r")\s*\(")
 DOCS_BEGIN = "<!-- layers.txt begin -->"
 DOCS_END = "<!-- layers.txt end -->"
 
@@ -127,20 +150,29 @@ def load_table(path):
 
 
 def load_exceptions(path, table):
-    """{(library, included path): line number} from `library -> path  # why` lines."""
-    exceptions = {}
+    """Include exceptions {(library, included path): line} and call exceptions
+    {(file, name): line}, from `library -> path  # why` and `file calls Name  # why` lines."""
+    includes, calls = {}, {}
     with open(path, encoding="utf-8") as f:
         for number, raw in enumerate(f.read().splitlines(), 1):
             line = raw.split("#", 1)[0].strip()
             if not line:
                 continue
+            fields = line.split()
+            if len(fields) == 3 and fields[1] == "calls":
+                if table.library_of(fields[0]) is None or not re.fullmatch(ENTRY_NAME, fields[2]):
+                    raise TableError(f"{path}:{number}: want 'src/<file> calls <entry point>  # why', "
+                                     f"got '{raw.strip()}'")
+                calls[(fields[0], fields[2])] = number
+                continue
             left, arrow, right = line.partition("->")
             if not arrow or len(left.split()) != 1 or len(right.split()) != 1:
-                raise TableError(f"{path}:{number}: want 'library -> included/path.h  # why', got '{raw.strip()}'")
+                raise TableError(f"{path}:{number}: want 'library -> included/path.h  # why' or "
+                                 f"'src/<file> calls <entry point>  # why', got '{raw.strip()}'")
             if left.strip() not in table.direct:
                 raise TableError(f"{path}:{number}: '{left.strip()}' is not in the table")
-            exceptions[(left.strip(), right.strip())] = number
-    return exceptions
+            includes[(left.strip(), right.strip())] = number
+    return includes, calls
 
 
 def is_test_file(rel_path):
@@ -202,7 +234,91 @@ def source_files(root):
                     yield os.path.relpath(full, root).replace(os.sep, "/")
 
 
-def check_tree(root, table, exceptions=None, exceptions_path="exceptions", excused=None):
+def code_only(text):
+    """`text` with comments and string and character literals blanked (newlines kept)."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+        elif c == "R" and text.startswith('"', i + 1) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = re.match(r'R"([^()\\ ]{0,16})\(', text[i:])
+            if not m:
+                out.append(c)
+                i += 1
+                continue
+            close = text.find(")" + m.group(1) + '"', i + m.end())
+            end = n if close < 0 else close + len(m.group(1)) + 2
+        elif c in "\"'":
+            end = i + 1
+            while end < n and text[end] != c and text[end] != "\n":
+                end += 2 if text[end] == "\\" else 1
+            end = min(n, end + 1)
+        else:
+            out.append(c)
+            i += 1
+            continue
+        out.append(re.sub(r"[^\n]", " ", text[i:end]))
+        i = end
+    return "".join(out)
+
+
+def analysis_libraries(table):
+    """The libraries whose directories lie under src/analysis."""
+    return {lib for d, lib in table.dirs.items() if d == ANALYSIS_HOME or d.startswith(ANALYSIS_HOME + "/")}
+
+
+def entry_points(root, table):
+    """Names of the analyses' entry points: those the headers under src/analysis declare."""
+    names = set()
+    for rel in source_files(root):
+        if rel.startswith(ANALYSIS_HOME + "/") and rel.endswith((".h", ".hpp", ".hh")):
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                names.update(m.group(1) for m in ENTRY_USE_RE.finditer(code_only(f.read())))
+    return names
+
+
+def may_call_entry_points(rel, library, table):
+    return (library in analysis_libraries(table) or library in ENTRY_POINT_CALLERS
+            or library in TEST_LIBRARIES or is_test_file(rel))
+
+
+def check_calls(root, table, exceptions, exceptions_path, excused, problems):
+    """The call rule: a call of an entry point outside the analyses and the session."""
+    names = entry_points(root, table)
+    used = set()
+    for rel in source_files(root):
+        library = table.library_of(rel)
+        if library is None or may_call_entry_points(rel, library, table):
+            continue
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            code = code_only(f.read())
+        for m in ENTRY_USE_RE.finditer(code):
+            name = m.group(1)
+            if name not in names:
+                continue
+            where = f"{rel}:{code.count(chr(10), 0, m.start()) + 1}"
+            if (rel, name) in exceptions:
+                used.add((rel, name))
+                if excused is not None:
+                    excused.append(f"{where}: {library} calls {name}, excused by "
+                                   f"{exceptions_path}:{exceptions[(rel, name)]}")
+                continue
+            problems.append(f"{where}: {library} calls {name}; only the analyses and the session call an "
+                            f"analysis: read the result from the AnalysisSession")
+    for (rel, name), number in sorted(exceptions.items(), key=lambda e: e[1]):
+        if (rel, name) not in used:
+            problems.append(f"{exceptions_path}:{number}: {rel} calls {name} no longer happens; "
+                            f"remove the exception")
+
+
+def check_tree(root, table, exceptions=None, exceptions_path="exceptions", excused=None,
+               call_exceptions=None):
     """Every violation as 'file:line: message', in file order; excused ones go to *excused."""
     exceptions = exceptions or {}
     used = set()
@@ -240,6 +356,7 @@ def check_tree(root, table, exceptions=None, exceptions_path="exceptions", excus
         if (library, target) not in used:
             problems.append(f"{exceptions_path}:{number}: {library} -> {target} no longer happens; "
                             f"remove the exception")
+    check_calls(root, table, call_exceptions or {}, exceptions_path, excused, problems)
     return problems
 
 
@@ -270,18 +387,19 @@ def main(argv):
     parser.add_argument("--root", default=os.path.normpath(os.path.join(here, "..", "..")))
     parser.add_argument("--table", default=os.path.join(here, "layers.txt"))
     parser.add_argument("--exceptions", default=os.path.join(here, "exceptions.txt"),
-                        help="arrows allowed for now (a missing file: none)")
+                        help="arrows and calls allowed for now (a missing file: none)")
     parser.add_argument("--docs", help="Markdown file that shows the table (docs/ARCHITECTURE.md)")
     args = parser.parse_args(argv)
     try:
         table = load_table(args.table)
-        exceptions = load_exceptions(args.exceptions, table) if os.path.exists(args.exceptions) else {}
+        exceptions, call_exceptions = (load_exceptions(args.exceptions, table) if os.path.exists(args.exceptions)
+                                       else ({}, {}))
     except (OSError, TableError) as e:
         print(f"check_layers: {e}", file=sys.stderr)
         return 2
     excused = []
     shown_path = os.path.relpath(args.exceptions, args.root)
-    problems = check_tree(args.root, table, exceptions, shown_path, excused)
+    problems = check_tree(args.root, table, exceptions, shown_path, excused, call_exceptions)
     for e in excused:
         print(f"check_layers: allowed for now: {e}", file=sys.stderr)
     status = 1 if problems else 0

@@ -12,6 +12,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import check_layers  # noqa: E402
 
+REPOSITORY_TABLE = os.path.join(HERE, "layers.txt")
+
 TABLE = """\
 # a comment
 sdk        src/sdk include/aiprof ->
@@ -19,8 +21,9 @@ base       src/base               ->
 model      src/model              -> base
 importers  src/importers          -> model base
 analysis   src/analysis           -> model base
-report     src/report             -> analysis model base
-cli        src/cli                -> report analysis importers model base sdk
+session    src/session            -> analysis model base
+report     src/report             -> session analysis model base
+cli        src/cli                -> report session analysis importers model base sdk
 test_util  test/util              -> importers model base
 test       test                   -> *
 """
@@ -30,7 +33,7 @@ CLEAN = {
     "src/model/trace.h": '#include "src/base/status.h"\n',
     "src/importers/json.cc": '#include "src/model/trace.h"\n#include <simdjson.h>\n',
     "src/analysis/gaps/gaps.cc": '#include "src/model/trace.h"\n#include "gaps.h"\n',
-    "src/analysis/gaps/gaps.h": '#include "src/base/status.h"\n',
+    "src/analysis/gaps/gaps.h": '#include "src/base/status.h"\nGapsResult ComputeGaps(const Trace& t);\n',
     "src/analysis/gaps/gaps_test.cc": '#include "src/analysis/gaps/gaps.h"\n#include "test/util/fixtures.h"\n',
     "src/analysis/testing/helper.h": '#include "src/model/trace.h"\n',
     "src/analysis/gaps/other_test.cc": '#include "src/analysis/testing/helper.h"\n',
@@ -188,6 +191,95 @@ class TreeTest(unittest.TestCase):
         rc, _ = self.run_check("--exceptions", bad)
         self.assertEqual(rc, 2)
 
+    # The call rule: the analyses' entry points are called where results are
+    # computed once (the analysis libraries, the session) and in tests.
+    def test_front_end_call_of_an_analysis_fails(self):
+        self.write("src/report/gaps_section.cc", '#include "src/analysis/gaps/gaps.h"\n'
+                   'void Section(const Trace& t) {\n  const GapsResult g = ComputeGaps(t);\n}\n')
+        self.write("src/cli/steps.cc", "void F(const Trace& t) { auto w = aiprof::ComputeGaps (t); }\n")
+        rc, out = self.run_check()
+        self.assertEqual(rc, 1)
+        self.assertIn("src/report/gaps_section.cc:3: report calls ComputeGaps", out)
+        self.assertIn("src/cli/steps.cc:1: cli calls ComputeGaps", out)
+
+    def test_entry_points_are_read_from_the_analysis_headers(self):
+        # A new analysis is covered as soon as its header declares it.
+        self.write("src/analysis/newthing/new_thing.h", "NewResult ComputeNewThing(const Trace& t);\n"
+                   "StepList FindRankSteps(const Trace& t);\n")
+        self.write("src/report/new_section.cc", "auto r = ComputeNewThing(t);\nauto s = FindRankSteps(t);\n")
+        rc, out = self.run_check()
+        self.assertEqual(rc, 1)
+        self.assertIn("src/report/new_section.cc:1: report calls ComputeNewThing", out)
+        self.assertIn("src/report/new_section.cc:2: report calls FindRankSteps", out)
+
+    def test_calls_where_results_are_computed_and_lookalikes_pass(self):
+        call = "auto g = ComputeGaps(t);\n"
+        self.write("src/session/session.cc", call)  # the session computes each result
+        self.write("src/analysis/diagnosis/diagnose.cc", call)  # an analysis over another's result
+        self.write("src/report/gaps_report_test.cc", call)  # a unit test builds its input
+        self.write("test/e2e/gaps_e2e.cc", call)
+        self.write("src/report/lookalikes.cc",
+                   "// ComputeGaps(t) is the session's\n"
+                   "/* ComputeGaps(t) */ const char* s = \"ComputeGaps(\"; char q = '(';\n"
+                   "auto a = results.ComputeGaps(t);\nauto b = p->ComputeGaps(t);\n"
+                   "auto c = MyComputeGaps(t);\nauto d = ComputeTile(t);\n"  # not declared by an analysis
+                   'auto e = R"js(ComputeGaps(x))js";\n')
+        rc, out = self.run_check()
+        self.assertEqual((rc, out), (0, ""))
+
+    def test_call_exception_excuses_a_call_until_it_goes(self):
+        self.write("src/report/gaps_section.cc", "auto g = ComputeGaps(t);\n")
+        exceptions = self.write("exceptions.txt", "src/report/gaps_section.cc calls ComputeGaps  # moving\n")
+        rc, out = self.run_check("--exceptions", exceptions)
+        self.assertEqual((rc, out), (0, ""))
+        # It names one file: the same call elsewhere fails.
+        self.write("src/report/other.cc", "auto g = ComputeGaps(t);\n")
+        rc, out = self.run_check("--exceptions", exceptions)
+        self.assertEqual(rc, 1)
+        self.assertIn("src/report/other.cc:1: report calls ComputeGaps", out)
+        os.remove(os.path.join(self.root, "src/report/other.cc"))
+        os.remove(os.path.join(self.root, "src/report/gaps_section.cc"))
+        rc, out = self.run_check("--exceptions", exceptions)
+        self.assertEqual(rc, 1)
+        self.assertIn("exceptions.txt:1: src/report/gaps_section.cc calls ComputeGaps no longer happens", out)
+        for bad in ("src/report/x.cc calls\n", "src/report/x.cc calls Render\n",
+                    "src/nowhere/x.cc calls ComputeGaps\n"):
+            rc, _ = self.run_check("--exceptions", self.write("bad.txt", bad))
+            self.assertEqual(rc, 2, bad)
+
+    # The analysis library's own layers, with the repository's table.
+    def test_plain_analysis_may_not_include_the_layers_above_it(self):
+        self.table = REPOSITORY_TABLE
+        rc, out = self.run_check()
+        self.assertEqual((rc, out), (0, ""))
+        self.write("src/analysis/gaps/uses_diagnosis.cc", '#include "src/analysis/diagnosis/diagnose.h"\n')
+        self.write("src/analysis/window/uses_whatif.cc", '#include "src/analysis/whatif/whatif.h"\n')
+        self.write("src/analysis/steps/uses_validation.h", '#include "src/analysis/validation/compare.h"\n')
+        self.write("src/analysis/metrics/uses_rules.cc", '#include "src/analysis/rules/rule.h"\n')
+        self.write("src/analysis/analyze.cc", '#include "src/analysis/diff/attribution_diff.h"\n')
+        self.write("src/analysis/diagnosis/uses_whatif.cc", '#include "src/analysis/whatif/simulate.h"\n')
+        self.write("src/view/uses_whatif.cc", '#include "src/analysis/whatif/whatif.h"\n')
+        rc, out = self.run_check()
+        self.assertEqual(rc, 1)
+        for line in ("src/analysis/gaps/uses_diagnosis.cc:1: analysis -> diagnosis",
+                     "src/analysis/window/uses_whatif.cc:1: analysis -> whatif",
+                     "src/analysis/steps/uses_validation.h:1: analysis -> validation",
+                     "src/analysis/metrics/uses_rules.cc:1: analysis -> rules",
+                     "src/analysis/analyze.cc:1: analysis -> diff",
+                     "src/analysis/diagnosis/uses_whatif.cc:1: diagnosis -> whatif",
+                     "src/view/uses_whatif.cc:1: view -> whatif"):
+            self.assertIn(line, out)
+
+    def test_upper_analysis_layers_include_downward(self):
+        self.table = REPOSITORY_TABLE
+        self.write("src/analysis/whatif/simulate.cc", '#include "src/analysis/diagnosis/suggest.h"\n'
+                   '#include "src/analysis/validation/statistics.h"\n#include "src/analysis/gaps/gaps.h"\n')
+        self.write("src/analysis/diagnosis/diagnose.cc", '#include "src/analysis/rules/rule.h"\n')
+        self.write("src/analysis/diff/diff.cc", '#include "src/analysis/validation/compare.h"\n')
+        self.write("src/session/session.cc", '#include "src/analysis/whatif/whatif.h"\n')
+        rc, out = self.run_check()
+        self.assertEqual((rc, out), (0, ""))
+
     def test_cycle_in_table_is_an_error(self):
         self.table = self.write("layers.txt", TABLE.replace("base       src/base               ->",
                                                             "base       src/base               -> analysis"))
@@ -229,6 +321,21 @@ class RepositoryTableTest(unittest.TestCase):
         self.assertEqual(table.allowed["libc"], {"libc"})
         self.assertEqual(table.library_of("src/base/libc/writer_temp.cc"), "libc")
         self.assertEqual(table.library_of("src/base/atomic_file.cc"), "base")
+        # The analysis library's layers: a plain analysis includes none above it.
+        self.assertEqual(table.library_of("src/analysis/gaps/idle_gaps.cc"), "analysis")
+        self.assertEqual(table.library_of("src/analysis/analyze.h"), "analysis")
+        self.assertEqual(table.library_of("src/analysis/diagnosis/diagnose.h"), "diagnosis")
+        self.assertEqual(table.allowed["analysis"], {"analysis", "model", "base"})
+        self.assertEqual(check_layers.analysis_libraries(table),
+                         {"analysis", "rules", "diagnosis", "validation", "whatif", "diff"})
+
+    def test_repository_entry_points_include_the_steps_and_the_window(self):
+        table = check_layers.load_table(REPOSITORY_TABLE)
+        names = check_layers.entry_points(os.path.normpath(os.path.join(HERE, "..", "..")), table)
+        for name in ("ComputeGaps", "FindSteps", "ComputeStepPeriods", "ComputeAnalysisWindow", "ComputeSummary",
+                     "TopHostFunctions"):
+            self.assertIn(name, names)
+        self.assertNotIn("ComputeOpStats", names)  # the model's, not an analysis
 
 
 if __name__ == "__main__":
