@@ -1,9 +1,9 @@
 #include "src/serve/compare_timeline.h"
 
 #include <algorithm>
-#include <limits>
 #include <set>
 
+#include "src/analysis/common/steps.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/base/http_server.h"
 #include "src/render/escape.h"
@@ -17,7 +17,7 @@ std::vector<AlignedStep> AlignableSteps(const Trace& trace, const AnalysisWindow
   // trace with breakdown steps only has none with a start.
   const StepTable& st = trace.steps;
   const std::set<size_t> warmup(window.warmup.begin(), window.warmup.end());
-  auto has_start = [&](size_t i) { return st.ts_ns[i] != std::numeric_limits<int64_t>::min(); };  // kUnknownStart
+  auto has_start = [&](size_t i) { return st.ts_ns[i] != kUnknownStart; };  // as StepSpan::has_start
   int32_t first_rank = 0;
   bool have_rank = false;
   for (size_t i = 0; i < st.size(); ++i) {
