@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """docs/metrics.md documents exactly the metric catalogue.
 
-The catalogue (src/analysis/metrics/metric_catalogue.cc, one
-`{"name", U::kUnit, "meaning"}` entry a line) is the list of metrics the
+The catalogue (src/analysis/metrics/metric_catalogue.cc and each
+analysis's own metrics in its spec file, src/analysis/<folder>/*_analysis.cc,
+one `{"name", U::kUnit, "meaning"}` entry a line) is the list of metrics the
 analyses may publish and rules may name; its header says docs/metrics.md
 documents the same list. Every catalogued name must be in the first column
 of a row of one of docs/metrics.md's tables (a row may name several,
@@ -11,6 +12,7 @@ must be catalogued. A metric added to the catalogue without its row, or a
 row left for a metric that was renamed or removed, fails here with the name.
 """
 import argparse
+import glob
 import os
 import re
 import sys
@@ -19,9 +21,14 @@ ENTRY = re.compile(r'^\s*\{\s*"([a-z][a-z0-9_]*)"\s*,\s*U::', re.M)
 ROW = re.compile(r"^\|([^|]+)\|")
 
 
-def catalogue_names(path):
-    with open(path, encoding="utf-8") as f:
-        return set(ENTRY.findall(f.read()))
+def catalogue_names(root):
+    paths = [os.path.join(root, "src/analysis/metrics/metric_catalogue.cc")]
+    paths += sorted(glob.glob(os.path.join(root, "src/analysis/*/*_analysis.cc")))
+    names = set()
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            names |= set(ENTRY.findall(f.read()))
+    return names
 
 
 def documented_names(path):
@@ -42,7 +49,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True, help="the source tree")
     a = ap.parse_args()
-    cat = catalogue_names(os.path.join(a.root, "src/analysis/metrics/metric_catalogue.cc"))
+    cat = catalogue_names(a.root)
     doc = documented_names(os.path.join(a.root, "docs/metrics.md"))
     if len(cat) < 50:
         print(f"FAIL: read only {len(cat)} metrics from the catalogue: its layout changed, fix this test")

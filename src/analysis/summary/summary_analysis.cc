@@ -1,0 +1,10 @@
+#include "src/analysis/summary/summary_analysis.h"
+
+namespace aiprof {
+
+const ResultSpec<Summary> kSummary{"summary", [](AnalysisResults& in) { return ComputeSummary(in.trace()); }};
+
+const ResultSpec<RequestTokenStats> kRequestTokens{
+    "request_tokens", [](AnalysisResults& in) { return ComputeRequestTokens(in.trace()); }};
+
+}  // namespace aiprof
