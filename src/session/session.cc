@@ -115,8 +115,10 @@ StatusOr<const SuggestResult*> AnalysisSession::suggestions() {
   return &*suggestions_;
 }
 
-StatusOr<RunSamples> AnalysisSession::samples(const TraceSampleOptions& options) const {
-  return SamplesFromTrace(*trace_, options_.input, options);
+StatusOr<RunSamples> AnalysisSession::samples(const TraceSampleOptions& options) {
+  TraceSampleOptions o = options;
+  o.results = &results_;  // request tokens read from the session's results
+  return SamplesFromTrace(*trace_, options_.input, o);
 }
 
 Status AttachHistory(const std::string& db_path, SuggestResult* result, const HistoryScope& scope) {

@@ -89,7 +89,7 @@ class AnalysisSession {
   WhatIfResult WhatIf(const Scenario& scenario);
 
   // Validation samples from this trace (no second import).
-  StatusOr<RunSamples> samples(const TraceSampleOptions& options) const;
+  StatusOr<RunSamples> samples(const TraceSampleOptions& options);
 
  private:
   std::shared_ptr<const Trace> trace_;

@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "src/analysis/llm/llm_analysis.h"
+#include "src/analysis/summary/summary_analysis.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/base/phase_log.h"
 #include "test/util/temp_file.h"
@@ -125,6 +127,41 @@ TEST(AnalysisSession, SamplesComeFromItsOwnTrace) {
   TraceSampleOptions none;
   none.unit = "no_such_span_anywhere";
   EXPECT_FALSE(session->samples(none).ok());
+}
+
+// The SDK's request tokens are one result of the session: the summary, the
+// llm analysis and the samples of --unit ttft read it, computed once
+// (audit5: ComputeRequestTokens ran three times). Whichever reader comes
+// first computes it (its phase is logged then), the others find it. The SDK
+// file's 8 requests recorded no tokens, so the ttft samples fall back to
+// spans and find none.
+TEST(AnalysisSession, RequestTokensAreComputedOnceForEveryReader) {
+  auto trace = testing::MustImport(std::string(AIPROF_TEST_DATA_DIR) + "/sdk/requests_native_v5.aiprof");
+  ASSERT_NE(trace, nullptr);
+  EnablePhaseLog(true);
+  TakePhaseLog();
+  TraceSampleOptions ttft;
+  ttft.unit = "ttft";
+  {  // The samples first.
+    auto session = AnalysisSession::ForTrace(*trace);
+    EXPECT_FALSE(session->samples(ttft).ok());
+    EXPECT_EQ(AnalysisPhases(), (std::map<std::string, int>{{"analysis.request_tokens", 1}}));
+    const Summary& summary = session->results().Get(kSummary);
+    EXPECT_EQ(AnalysisPhases(), (std::map<std::string, int>{{"analysis.summary", 1}}));
+    EXPECT_EQ(summary.requests.request_slices, 8u);
+  }
+  {  // The summary first.
+    auto session = AnalysisSession::ForTrace(*trace);
+    const Summary& summary = session->results().Get(kSummary);
+    EXPECT_EQ(AnalysisPhases(), (std::map<std::string, int>{{"analysis.request_tokens", 1}, {"analysis.summary", 1}}));
+    MetricSet llm;
+    kLlmAnalysis.publish(session->results(), &llm);
+    EXPECT_FALSE(session->samples(ttft).ok());
+    EXPECT_EQ(AnalysisPhases(), (std::map<std::string, int>{{"analysis.llm", 1}}));
+    EXPECT_EQ(summary.requests.request_slices, session->results().Get(kRequestTokenStats).request_slices);
+    EXPECT_TRUE(llm.UnavailableReason("request_ttft_p50_ns").has_value());
+  }
+  EnablePhaseLog(false);
 }
 
 TEST(AnalysisSession, ErrorsNameTheInput) {

@@ -33,6 +33,7 @@ StatusOr<OpenedRun> Open(const ValidateRun& run, const ValidateRunsOptions& opti
     to.unit = options.inputs.unit;
     to.items_per_sample = options.inputs.batch_size;
     to.warmup_steps = options.inputs.warmup_steps;
+    to.results = &run.session->results();  // its request tokens, computed once
     ASSIGN_OR_RETURN(r.samples, SamplesFromTrace(run.session->trace(), run.name, to));
     // The caller's session unless the check needs other options: then one
     // of its own over the same trace (the caller's keeps its results).

@@ -25,7 +25,7 @@ constexpr MetricInfo kMetrics[] = {
 // token calls give TTFT, TPOT and ITL.
 void Publish(AnalysisResults& in, MetricSet* m) {
   in.Get(kLlmPhases);
-  PublishRequestTokens(in.Get(kRequestTokens), m);
+  PublishRequestTokens(in.Get(kRequestTokenStats), m);
 }
 
 }  // namespace

@@ -178,11 +178,11 @@ std::vector<size_t> TopOpsBySelf(const Trace& trace, const Summary& summary) {
   return out;
 }
 
-Summary ComputeSummary(const Trace& trace) {
+Summary ComputeSummary(const Trace& trace, const RequestTokenStats* requests) {
   Summary sum;
   sum.ops = ComputeOps(trace);
   sum.devices = ComputeDevices(trace);
-  sum.requests = ComputeRequestTokens(trace);
+  sum.requests = requests != nullptr ? *requests : ComputeRequestTokens(trace);
   sum.host_samples = ComputeHostSamples(trace);
   StepList steps = FindSteps(trace);
   sum.step_source = steps.reported_source();

@@ -85,8 +85,10 @@ struct Summary {
   uint64_t slice_count = 0, instant_count = 0, counter_count = 0, flow_count = 0, track_count = 0;
 };
 
-// Computes the summary in O(n log n) over slices.
-Summary ComputeSummary(const Trace& trace);
+// Computes the summary in O(n log n) over slices. `requests`: the trace's
+// request tokens where a session already holds them (kRequestTokenStats,
+// src/analysis/summary/summary_analysis.h); null computes them here.
+Summary ComputeSummary(const Trace& trace, const RequestTokenStats* requests = nullptr);
 
 // Indices into `summary.ops` for a top-ops table: by self time, largest
 // first (then total, then name), profiler wrappers and device records left

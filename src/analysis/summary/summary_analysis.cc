@@ -2,9 +2,10 @@
 
 namespace aiprof {
 
-const ResultSpec<Summary> kSummary{"summary", [](AnalysisResults& in) { return ComputeSummary(in.trace()); }};
+const ResultSpec<Summary> kSummary{
+    "summary", [](AnalysisResults& in) { return ComputeSummary(in.trace(), &in.Get(kRequestTokenStats)); }};
 
-const ResultSpec<RequestTokenStats> kRequestTokens{
+const ResultSpec<RequestTokenStats> kRequestTokenStats{
     "request_tokens", [](AnalysisResults& in) { return ComputeRequestTokens(in.trace()); }};
 
 }  // namespace aiprof

@@ -11,7 +11,7 @@ namespace aiprof {
 
 extern const ResultSpec<Summary> kSummary;
 // TTFT, TPOT and ITL from the SDK's token calls (published by the llm analysis).
-extern const ResultSpec<RequestTokenStats> kRequestTokens;
+extern const ResultSpec<RequestTokenStats> kRequestTokenStats;
 
 }  // namespace aiprof
 

@@ -4,11 +4,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <tuple>
 
 #include "src/analysis/common/intervals.h"
 #include "src/analysis/common/steps.h"
+#include "src/analysis/results.h"
 #include "src/analysis/summary/summary.h"
+#include "src/analysis/summary/summary_analysis.h"
 #include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
@@ -91,10 +94,12 @@ namespace {
 // --unit ttft | tpot | itl: the SDK's request token figures
 // (src/analysis/summary/request_tokens.h); empty for other units or without
 // token calls (then the unit is a span name, as before).
-std::vector<double> TokenSamples(const Trace& trace, const std::string& unit) {
+std::vector<double> TokenSamples(const Trace& trace, const std::string& unit, AnalysisResults* results) {
   std::vector<double> out;
   if (unit != "ttft" && unit != "tpot" && unit != "itl") return out;
-  const RequestTokenStats r = ComputeRequestTokens(trace);
+  std::optional<RequestTokenStats> own;
+  const RequestTokenStats& r =
+      results != nullptr ? results->Get(kRequestTokenStats) : own.emplace(ComputeRequestTokens(trace));
   if (unit == "itl") {
     // One sample per token event after a request's first, in time order per request.
     const auto token = trace.strings.Find("token"), id_key = trace.strings.Find("id"), n_key = trace.strings.Find("n");
@@ -181,7 +186,7 @@ StatusOr<RunSamples> SamplesFromTrace(const Trace& trace, const std::string& lab
                        ": no steps (ProfilerStep#N or similar markers, or step_trace_time.csv) in the trace; choose "
                        "spans with --unit NAME");
     }
-  } else if (std::vector<double> tokens = TokenSamples(trace, options.unit); !tokens.empty()) {
+  } else if (std::vector<double> tokens = TokenSamples(trace, options.unit, options.results); !tokens.empty()) {
     // LLM serving: per-request TTFT or TPOT, or per-token ITL, from the SDK's token calls.
     out.unit = options.unit;
     out.latency_ns = std::move(tokens);

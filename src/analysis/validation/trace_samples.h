@@ -13,6 +13,8 @@
 
 namespace aiprof {
 
+class AnalysisResults;
+
 struct TraceSampleOptions {
   // "step": Trace::steps (ProfilerStep#N ...). Any other NAME: every slice
   // whose name is NAME, or NAME followed by one of "#", " ", "_", ":", "-",
@@ -22,6 +24,10 @@ struct TraceSampleOptions {
   // Steps only: leading warm-up steps to leave out; -1 detects them
   // (leading outliers, src/analysis/window/analysis_window.h LeadingWarmup).
   int warmup_steps = -1;
+  // The trace's session results, when it has a session: the request tokens
+  // of --unit ttft, tpot and itl are its kRequestTokenStats, computed once for
+  // every reader; null computes them here.
+  AnalysisResults* results = nullptr;
 };
 
 // Metadata keys read as quality figures when they hold a number: these names,
