@@ -46,10 +46,10 @@ TEST(AnalysisSpecTest, RegistryOrderIsAnalysisNames) {
   EXPECT_EQ(names, AnalysisNames());
 }
 
-// Real traces between them reach every analysis's metrics but page faults'
-// (a GPU training step, multi-rank collectives with a failure, LLM serving
-// on CPU, the SDK's request tokens): what each analysis publishes on them,
-// values and unavailable alike, is in its own spec's list.
+// On real traces (a GPU training step, three ranks' collectives with a
+// failure, LLM serving on CPU, the SDK's requests; page faults' traces are
+// not among them), what each analysis publishes, values and unavailable
+// alike, is in its own spec's list.
 TEST(AnalysisSpecTest, AnAnalysisPublishesOnlyItsOwnMetrics) {
   const std::string data = AIPROF_TEST_DATA_DIR;
   size_t published = 0;
