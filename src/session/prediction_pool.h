@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "src/analysis/validation/knowledge_card.h"
+#include "src/analysis/validation/prediction.h"
 #include "src/analysis/validation/statistics.h"
-#include "src/analysis/whatif/prediction.h"
 #include "src/base/status.h"
 
 namespace aiprof {

@@ -1,6 +1,8 @@
-// The compute finding's impact and the conditions of its suggestions (and of
-// fusion_missing's torch.compile advice) on real traces, through the shipped
-// rules (rules/compute.yaml, rules/fusion_missing.yaml).
+// The compute finding's impact, classes and evidence on real traces and a
+// hand-made one (the metrics the shipped rules read: rules/compute.yaml,
+// rules/fusion_missing.yaml; the suggestions those rules keep or exclude are
+// tested through the diagnosis, src/analysis/diagnosis/
+// compute_suggestions_test.cc).
 //
 // Expected figures come from an independent reading of the raw JSON
 // (test/e2e/compute_graph_replay_test.py computes them live): TraceLens's
@@ -12,18 +14,13 @@
 // kernels out of every class (GEMM 84% of 329 us).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
-#include <vector>
 
 #include "src/analysis/analyze.h"
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/attribution/compute_finding.h"
 #include "src/analysis/attribution/op_class.h"
-#include "src/analysis/diagnosis/diagnose.h"
-#include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/metrics/metric_set.h"
-#include "src/analysis/rules/rule_loader.h"
 #include "src/analysis/window/analysis_window.h"
 #include "test/util/trace_fixtures.h"
 
@@ -32,35 +29,6 @@ namespace {
 
 using testing::ImportFixture;
 using testing::ImportJsonText;
-
-constexpr char kVllm[] = "tracelens/inference__vllm_decode_full__graph_execution.json.gz";
-constexpr char kResnetFp32[] =
-    "kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz";
-constexpr char kResnetBf16[] = "tracelens/mi300__resnet_act_checkpoint.json.gz";
-
-struct Outcome {
-  MetricSet metrics;
-  std::vector<std::string> kept, excluded;  // "rule/suggestion"
-};
-
-Outcome SuggestOn(const Trace& trace) {
-  Outcome o;
-  o.metrics = ComputeAllMetrics(trace, AnalyzeOptions{});
-  auto rules = LoadBuiltinRules();
-  EXPECT_TRUE(rules.ok()) << rules.status().message();
-  if (!rules.ok()) return o;
-  const Diagnosis d = Diagnose(trace, o.metrics, *rules);
-  SuggestOptions options;
-  options.target = "throughput";  // every target of the compute suggestions
-  const SuggestResult r = Suggest(d, o.metrics, options);
-  for (const SuggestionOutcome& s : r.kept) o.kept.push_back(s.finding->rule->id + "/" + s.suggestion->id);
-  for (const SuggestionOutcome& s : r.excluded) o.excluded.push_back(s.finding->rule->id + "/" + s.suggestion->id);
-  return o;
-}
-
-bool Has(const std::vector<std::string>& v, const std::string& x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
 
 TEST(KernelDataWidthTest, NamesFromTheFixtures) {
   // bf16 / fp16 / fp4 GEMMs and convolutions.
@@ -148,10 +116,9 @@ TEST(ComputeFindingTest, NoStepsTheDeviceRunsPastTheMainThread) {
 
 // The vLLM decode replay against the independent figures above.
 TEST(ComputeFindingTest, GraphReplayedDecodeStepIsAllItsDeviceWork) {
-  auto t = ImportFixture(kVllm);
+  auto t = ImportFixture("tracelens/inference__vllm_decode_full__graph_execution.json.gz");
   ASSERT_NE(t, nullptr);
-  const Outcome o = SuggestOn(*t);
-  const MetricSet& m = o.metrics;
+  const MetricSet m = ComputeAllMetrics(*t, AnalyzeOptions{});
   ASSERT_TRUE(m.Get("impact_base_ns"));
   ASSERT_NEAR(m.Get("impact_base_ns")->value, 19'114'059, 1'000);  // the whole trace: no start-up
   ASSERT_TRUE(m.Get("compute_op_ns"));
@@ -163,41 +130,6 @@ TEST(ComputeFindingTest, GraphReplayedDecodeStepIsAllItsDeviceWork) {
   EXPECT_EQ(m.Get("compute_low_precision_ratio")->value, 1);
   // Inductor's triton_poi_ kernels (vLLM compiles the model, then captures it): 425,589 ns.
   EXPECT_NEAR(m.Get("compute_compiled_ratio")->value, 425'589.0 / 10'717'708.0, 1e-4);
-  // bf16 GEMMs, no convolution, compiled: none of the four applies.
-  for (const char* s : {"lower_precision_compute", "channels_last_compute", "library_autotune", "compile_fuse"}) {
-    EXPECT_TRUE(Has(o.excluded, std::string("compute_time/") + s)) << s;
-    EXPECT_FALSE(Has(o.kept, std::string("compute_time/") + s)) << s;
-  }
-}
-
-// float32 convolutions (ResNet50 on a V100, Kineto's sample): autocast,
-// channels_last and the library's autotuning all apply.
-TEST(ComputeFindingTest, Float32ConvolutionsKeepAutocastAndChannelsLast) {
-  auto t = ImportFixture(kResnetFp32);
-  ASSERT_NE(t, nullptr);
-  const Outcome o = SuggestOn(*t);
-  ASSERT_TRUE(o.metrics.Get("compute_low_precision_ratio"));
-  EXPECT_EQ(o.metrics.Get("compute_low_precision_ratio")->value, 0);
-  EXPECT_GT(o.metrics.Get("compute_conv_ratio")->value, 0.5);
-  EXPECT_EQ(o.metrics.Get("compute_compiled_ratio")->value, 0);
-  for (const char* s : {"lower_precision_compute", "channels_last_compute", "library_autotune", "compile_fuse"}) {
-    EXPECT_TRUE(Has(o.kept, std::string("compute_time/") + s)) << s;
-  }
-}
-
-// bf16 convolutions (MI300 ResNet with activation checkpointing, MIOpen
-// igemm_*_bf16): channels_last applies, autocast does not; fusion_missing
-// fires on this eager trace and says torch.compile, not the compiled advice.
-TEST(ComputeFindingTest, Bf16ConvolutionsKeepChannelsLastOnly) {
-  auto t = ImportFixture(kResnetBf16);
-  ASSERT_NE(t, nullptr);
-  const Outcome o = SuggestOn(*t);
-  EXPECT_GT(o.metrics.Get("compute_low_precision_ratio")->value, 0.5);
-  EXPECT_GE(o.metrics.Get("compute_conv_ratio")->value, 0.05);
-  EXPECT_TRUE(Has(o.kept, "compute_time/channels_last_compute"));
-  EXPECT_TRUE(Has(o.excluded, "compute_time/lower_precision_compute"));
-  EXPECT_TRUE(Has(o.kept, "fusion_missing/torch_compile"));
-  EXPECT_TRUE(Has(o.excluded, "fusion_missing/compile_eager_rest"));
 }
 
 }  // namespace

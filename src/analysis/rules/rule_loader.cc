@@ -1,7 +1,5 @@
 #include "src/analysis/rules/rule_loader.h"
 
-#include "src/analysis/whatif/whatif.h"
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,6 +8,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "src/analysis/scenario/scenario.h"
 
 namespace aiprof {
 namespace {

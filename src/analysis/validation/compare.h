@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "src/analysis/validation/prediction.h"
 #include "src/analysis/validation/run_samples.h"
-#include "src/analysis/whatif/prediction.h"
 #include "src/analysis/validation/statistics.h"
 #include "src/base/status.h"
 

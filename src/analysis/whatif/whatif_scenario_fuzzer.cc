@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/analysis/scenario/scenario.h"
 #include "src/analysis/whatif/whatif.h"
 #include "test/fuzz/fuzz_trace.h"
 

@@ -6,7 +6,7 @@
 #include <ctime>
 #include <vector>
 
-#include "src/analysis/whatif/prediction.h"
+#include "src/analysis/validation/prediction.h"
 #include "src/render/escape.h"
 #include "src/render/renderers.h"
 

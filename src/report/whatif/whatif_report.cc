@@ -10,8 +10,8 @@
 
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/analysis/validation/prediction.h"
 #include "src/analysis/validation/statistics.h"
-#include "src/analysis/whatif/prediction.h"
 #include "src/render/escape.h"
 #include "src/render/units.h"
 

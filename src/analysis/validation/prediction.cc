@@ -1,4 +1,4 @@
-#include "src/analysis/whatif/prediction.h"
+#include "src/analysis/validation/prediction.h"
 
 #include <algorithm>
 #include <cmath>

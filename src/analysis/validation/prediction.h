@@ -3,8 +3,8 @@
 // and store it). Both figures on one time base: the steady steps' median wall
 // time (step start to the end of its last device work), each with its 95%
 // interval; their mean for a scenario that acts on one step in N.
-#ifndef AIPROF_SRC_ANALYSIS_WHATIF_PREDICTION_H_
-#define AIPROF_SRC_ANALYSIS_WHATIF_PREDICTION_H_
+#ifndef AIPROF_SRC_ANALYSIS_VALIDATION_PREDICTION_H_
+#define AIPROF_SRC_ANALYSIS_VALIDATION_PREDICTION_H_
 
 #include <cstddef>
 #include <string>
@@ -112,4 +112,4 @@ std::string BriefPredictionCheck(const PredictionCheck& c);
 
 }  // namespace aiprof
 
-#endif  // AIPROF_SRC_ANALYSIS_WHATIF_PREDICTION_H_
+#endif  // AIPROF_SRC_ANALYSIS_VALIDATION_PREDICTION_H_
