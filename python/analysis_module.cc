@@ -85,7 +85,7 @@ class PyTrace {
     return o;
   }
   // Call without the GIL (it may compute).
-  const Summary& summary() { return session_.results().summary(); }
+  const Summary& summary() { return session_.results().Get(kSummary); }
 
  private:
   std::shared_ptr<const Trace> trace_;
@@ -388,8 +388,7 @@ py::dict SampleColumns(PyTrace& self) {
 // depth, parent (row index, -1 for top-level nodes), instances, host total
 // and self, device time.
 py::dict ModuleColumns(PyTrace& self) {
-  const AttributionResult* r =
-      WithoutGil([&] { return &self.session().results().attribution(); });
+  const AttributionResult* r = WithoutGil([&] { return &self.session().results().Get(kAttribution); });
   const AttributionNodes& nodes = r->nodes;
   // Row k is node k + 1 (every node but the root); a parent precedes its
   // children, so a node's depth is its parent's plus one.

@@ -42,31 +42,6 @@ bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name) {
          std::find(options.only.begin(), options.only.end(), name) != options.only.end();
 }
 
-const AnalysisWindow& AnalysisResults::window() { return Get(kWindow); }
-const Summary& AnalysisResults::summary() { return Get(kSummary); }
-const GapsResult& AnalysisResults::gaps() { return Get(kGaps); }
-const GapsResult& AnalysisResults::all_gaps() { return Get(kAllGaps); }
-const LaunchStats& AnalysisResults::launches() { return Get(kLaunches); }
-const MemcpyStats& AnalysisResults::memcpy() { return Get(kMemcpy); }
-const LayoutResult& AnalysisResults::layout() { return Get(kLayout); }
-const FusionResult& AnalysisResults::fusion() { return Get(kFusion); }
-const LongTailResult& AnalysisResults::long_tail() { return Get(kLongTail); }
-const StepStats& AnalysisResults::steps() { return Get(kSteps); }
-const StepStats& AnalysisResults::all_steps() { return Get(kAllSteps); }
-const MemoryResult& AnalysisResults::memory() { return Get(kMemory); }
-const std::vector<MemorySeries>& AnalysisResults::memory_series() { return Get(kMemorySeries); }
-const CommunicationResult& AnalysisResults::communication() { return Get(kCommunication); }
-const PipelineResult& AnalysisResults::pipeline() { return Get(kPipeline); }
-const CriticalPathResult& AnalysisResults::critical_path() { return Get(kCriticalPath); }
-const RooflineResult& AnalysisResults::roofline() { return Get(kRoofline).result; }
-const std::optional<DevicePeaks>& AnalysisResults::roofline_device() { return Get(kRoofline).device; }
-const std::string& AnalysisResults::roofline_problem() { return Get(kRoofline).problem; }
-const KernelClassResult& AnalysisResults::kernel_classes() { return Get(kKernelClasses); }
-const LlmPhasesResult& AnalysisResults::llm_phases() { return Get(kLlmPhases); }
-const AttributionResult& AnalysisResults::attribution() { return Get(kAttribution); }
-const AttributionResult& AnalysisResults::attribution_by_shape() { return Get(kAttributionByShape); }
-const PageFaultsResult& AnalysisResults::page_faults() { return Get(kPageFaults); }
-
 AnalysisReport RunAnalyses(AnalysisResults& results) {
   using Clock = std::chrono::steady_clock;
   const Trace& trace = results.trace();

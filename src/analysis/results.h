@@ -13,9 +13,7 @@
 #ifndef AIPROF_SRC_ANALYSIS_RESULTS_H_
 #define AIPROF_SRC_ANALYSIS_RESULTS_H_
 
-#include <cstddef>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,27 +21,6 @@ namespace aiprof {
 
 struct Trace;
 class AnalysisResults;
-// The results of the named accessors (their folders' headers define them).
-struct AnalysisWindow;
-struct AttributionResult;
-struct CommunicationResult;
-struct CriticalPathResult;
-struct DevicePeaks;
-struct FusionResult;
-struct GapsResult;
-struct KernelClassResult;
-struct LaunchStats;
-struct LayoutResult;
-struct LlmPhasesResult;
-struct LongTailResult;
-struct MemcpyStats;
-struct MemoryResult;
-struct MemorySeries;
-struct PageFaultsResult;
-struct PipelineResult;
-struct RooflineResult;
-struct StepStats;
-struct Summary;
 
 struct AnalyzeOptions {
   // Analyses to run, by name (AnalysisNames()); empty runs all of them.
@@ -100,33 +77,6 @@ class AnalysisResults {
     }
     return *static_cast<const R*>(Find(&spec, spec.phase, &Make<R>));
   }
-
-  // Named accessors: Get of the folders' specs (src/analysis/analyze.cc).
-  const AnalysisWindow& window();
-  const Summary& summary();
-  const GapsResult& gaps();
-  const GapsResult& all_gaps();
-  const LaunchStats& launches();
-  const MemcpyStats& memcpy();
-  const LayoutResult& layout();
-  const FusionResult& fusion();
-  const LongTailResult& long_tail();
-  const StepStats& steps();
-  const StepStats& all_steps();
-  const MemoryResult& memory();
-  const std::vector<MemorySeries>& memory_series();
-  const CommunicationResult& communication();
-  const PipelineResult& pipeline();
-  const CriticalPathResult& critical_path();
-  const RooflineResult& roofline();
-  const std::optional<DevicePeaks>& roofline_device();
-  const std::string& roofline_problem();
-  const KernelClassResult& kernel_classes();
-  const LlmPhasesResult& llm_phases();
-  const AttributionResult& attribution();
-  const AttributionResult& attribution_by_shape();
-  const PageFaultsResult& page_faults();
-  static constexpr size_t kMemorySeriesPoints = 400;
 
  private:
   // A computed result with its type erased; the deleter knows the type.

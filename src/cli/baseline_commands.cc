@@ -45,7 +45,7 @@ class SetBaselineCommand : public Command {
       std::unique_ptr<AnalysisSession> session = AnalysisSession::ForTrace(*run.trace);
       SummaryReportOptions report;
       AddResultFigures(session->results(), &report);
-      summary = SummaryToJson(*run.trace, session->results().summary(), report);
+      summary = SummaryToJson(*run.trace, session->results().Get(kSummary), report);
     }
     ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, OpenStoreAt(db_));
     ASSIGN_OR_RETURN(int64_t id, store->SaveBaseline(service_, samples, summary));

@@ -64,14 +64,14 @@ class DiffCommand : public Command {
     WarnImportDiagnostics(a->trace());
     WarnImportDiagnostics(b->trace());
     // The tree with its ops by input shape (docs/diff.md "Repeated ops by shape").
-    const AttributionResult& ra = a->results().attribution_by_shape();
-    const AttributionResult& rb = b->results().attribution_by_shape();
+    const AttributionResult& ra = a->results().Get(kAttributionByShape);
+    const AttributionResult& rb = b->results().Get(kAttributionByShape);
     if (!ra.available) return ErrStatus(in_.input + ": no attribution tree to diff: " + ra.problem);
     if (!rb.available) return ErrStatus(input_b_ + ": no attribution tree to diff: " + rb.problem);
     AttributionDiff d = DiffAttribution(a->trace(), ra, b->trace(), rb, options);
     render::Document doc = DiffToDocument(
-        {in_.input, &a->trace(), &ra, warmup_steps_, SteadyStepsAreHostOnly(a->results().critical_path())},
-        {input_b_, &b->trace(), &rb, warmup_steps_, SteadyStepsAreHostOnly(b->results().critical_path())}, d,
+        {in_.input, &a->trace(), &ra, warmup_steps_, SteadyStepsAreHostOnly(a->results().Get(kCriticalPath))},
+        {input_b_, &b->trace(), &rb, warmup_steps_, SteadyStepsAreHostOnly(b->results().Get(kCriticalPath))}, d,
         options.top_n);
     ASSIGN_OR_RETURN(std::string text, render::RenderDocument(doc, format));
     for (const auto& [path, base] : {std::pair{flame_path_, DiffFlameBase::kHost},

@@ -36,7 +36,7 @@ class ExportCommand : public Command {
     const CriticalPathResult* path = nullptr;
     if (critical_path_) {
       results = std::make_unique<AnalysisResults>(*trace, AnalyzeOptions{});
-      path = &results->critical_path();
+      path = &results->Get(kCriticalPath);
       timer.Mark("critical_path");
     }
     FileViewSink sink;

@@ -648,8 +648,8 @@ class McpServer {
     };
     AnalysisSession* sa = session_of(*a, &own_a);
     AnalysisSession* sb = session_of(*b, &own_b);
-    const AttributionResult& ra = sa->results().attribution_by_shape();
-    const AttributionResult& rb = sb->results().attribution_by_shape();
+    const AttributionResult& ra = sa->results().Get(kAttributionByShape);
+    const AttributionResult& rb = sb->results().Get(kAttributionByShape);
     if (!ra.available || !rb.available) {
       *result = ToolResult((!ra.available ? a->path + ": " + ra.problem : b->path + ": " + rb.problem), "", true);
       return std::nullopt;
@@ -657,8 +657,8 @@ class McpServer {
     AttributionDiff d = DiffAttribution(a->trace(), ra, b->trace(), rb, options);
     const int w = static_cast<int>(warmup);
     render::Document doc = DiffToDocument(
-        {a->path, &a->trace(), &ra, w, SteadyStepsAreHostOnly(sa->results().critical_path())},
-        {b->path, &b->trace(), &rb, w, SteadyStepsAreHostOnly(sb->results().critical_path())}, d, options.top_n);
+        {a->path, &a->trace(), &ra, w, SteadyStepsAreHostOnly(sa->results().Get(kCriticalPath))},
+        {b->path, &b->trace(), &rb, w, SteadyStepsAreHostOnly(sb->results().Get(kCriticalPath))}, d, options.top_n);
     *result = ToolResult("diff of " + b->path + " against " + a->path + ": " + std::to_string(d.matched) +
                              " nodes matched, " + std::to_string(d.added) + " added, " + std::to_string(d.removed) +
                              " removed",
@@ -682,7 +682,7 @@ class McpServer {
     SummaryReportOptions options;
     options.top_n = top;
     AddResultFigures(t.session->results(), &options);
-    return SummaryToJson(t.trace(), t.session->results().summary(), options);
+    return SummaryToJson(t.trace(), t.session->results().Get(kSummary), options);
   }
 
   // The tool's arguments against its inputSchema (ToolsJson): every
@@ -879,7 +879,7 @@ class McpServer {
         (top_element.get(top) != simdjson::SUCCESS || top < 0)) {
       return RpcError{-32602, "invalid params: 'top' is an integer >= 0 (0: every op)"};
     }
-    const Summary& summary = t.session->results().summary();
+    const Summary& summary = t.session->results().Get(kSummary);
     *result = ToolResult("summary of " + t.path + ": " + std::to_string(summary.ops.size()) + " ops" +
                              (top > 0 && static_cast<size_t>(top) < summary.ops.size()
                                   ? " (the " + std::to_string(top) + " with the most self time listed)"
@@ -1088,7 +1088,7 @@ class McpServer {
       results.push_back(t.session->WhatIf(sc));
     }
     auto json = render::RenderDocument(
-        WhatIfToDocument(results, WholeTraceWindows(t.session->results().critical_path())), "json");
+        WhatIfToDocument(results, WholeTraceWindows(t.session->results().Get(kCriticalPath))), "json");
     if (!json.ok()) {
       *result = ToolResult(json.status().message(), "", true);
       return std::nullopt;

@@ -28,7 +28,7 @@ class NodeBottleneckCommand : public Command {
     options.input = in_.input;
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, in_.Open(std::move(options)));
     WarnImportDiagnostics(session->trace());
-    return out_.WriteDocument(NodeBottleneckToDocument(session->results().pipeline(), in_.input), format);
+    return out_.WriteDocument(NodeBottleneckToDocument(session->results().Get(kPipeline), in_.input), format);
   }
 
  private:

@@ -85,10 +85,11 @@ class RooflineCommand : public Command {
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(in_, options_));
     timer.Mark("import");
     AnalysisResults& results = session->results();
-    const RooflineResult& r = results.roofline();
-    const std::optional<DevicePeaks>& device = results.roofline_device();
-    if (!device && !options_.analyze.device.empty()) return ErrStatus(results.roofline_problem());
-    if (!device) std::fprintf(stderr, "aiprof: %s; bounds and utilizations left empty\n", results.roofline_problem().c_str());
+    const RooflineResult& r = results.Get(kRoofline).result;
+    const std::optional<DevicePeaks>& device = results.Get(kRoofline).device;
+    if (!device && !options_.analyze.device.empty()) return ErrStatus(results.Get(kRoofline).problem);
+    if (!device)
+      std::fprintf(stderr, "aiprof: %s; bounds and utilizations left empty\n", results.Get(kRoofline).problem.c_str());
     if (r.ops == 0) {
       std::fprintf(stderr, "aiprof: no tensor op with a FLOP model and recorded shapes (%llu without usable shapes)\n",
                    static_cast<unsigned long long>(r.ops_without_shapes));

@@ -40,7 +40,7 @@ class SummaryCommand : public Command {
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(in_, std::move(options)));
     timer.Mark("import");
     const Trace& trace = session->trace();
-    const Summary& summary = session->results().summary();
+    const Summary& summary = session->results().Get(kSummary);
     timer.Mark("analyse");
     SummaryReportOptions report;
     AddResultFigures(session->results(), &report);

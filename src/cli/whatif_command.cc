@@ -56,7 +56,7 @@ class WhatIfCommand : public Command {
       if (!db_.empty()) CorrectWhatIfByHistory(cards, &results.back(), scope);
     }
     return out_.WriteDocument(
-        WhatIfToDocument(results, WholeTraceWindows(session->results().critical_path()), in_.input), format);
+        WhatIfToDocument(results, WholeTraceWindows(session->results().Get(kCriticalPath)), in_.input), format);
   }
 
  private:

@@ -950,7 +950,7 @@ class Monitor {
       // The host functions are the summary's (its host samples), read
       // through a session over the merged trace, as the report reads them.
       std::unique_ptr<AnalysisSession> session = AnalysisSession::ForTrace(*trace);
-      inc->host_functions = HostFunctionsOf(*trace, session->results().summary().host_samples, 10);
+      inc->host_functions = HostFunctionsOf(*trace, session->results().Get(kSummary).host_samples, 10);
     }
     inc->slowest = FindSlowestRequest(*trace, inc->trace_start_ns, inc->trace_end_ns);
     for (size_t i = 0; i < trace->samples.size(); ++i) inc->host_samples += trace->samples.callsite[i] != kNoCallsite;

@@ -1063,7 +1063,7 @@ struct ServeServer::Impl {
       std::lock_guard<std::mutex> lock(runs[i]->mu);
       const Trace& trace = runs[i]->session->trace();
       if (!runs[i]->tiles) runs[i]->tiles = BuildTileIndex(trace);
-      steps[i] = AlignableSteps(trace, runs[i]->session->results().window());
+      steps[i] = AlignableSteps(trace, runs[i]->session->results().Get(kWindow));
     }
     const size_t count = std::min(steps[0].size(), steps[1].size());
     if (count == 0) {

@@ -23,7 +23,7 @@ namespace {
 std::vector<std::string> NamedOps(AnalysisSession& s, const Finding& f) {
   std::vector<std::string> out;
   if (f.rule->bottleneck != "fusion_missing") return out;
-  for (const FusionCandidate& c : s.results().fusion().top) {
+  for (const FusionCandidate& c : s.results().Get(kFusion).top) {
     for (StringId id : c.ops) {
       const std::string name(s.trace().Str(id));
       if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
@@ -35,7 +35,7 @@ std::vector<std::string> NamedOps(AnalysisSession& s, const Finding& f) {
 // Time per step of the ops named `names` (their total time over the trace,
 // divided by its steps).
 double OpTimePerStep(AnalysisSession& s, const std::vector<std::string>& names) {
-  const Summary& sum = s.results().summary();
+  const Summary& sum = s.results().Get(kSummary);
   double ns = 0;
   for (const OpStat& o : sum.ops) {
     const std::string_view n = s.trace().Str(o.name);
@@ -204,7 +204,7 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
                   ": end of the previous step's device work to the end of its own (the device runs behind the host; "
                   "both runs measured so)";
   } else {
-    c.host_only = SteadyStepsAreHostOnly(before.results().critical_path());
+    c.host_only = SteadyStepsAreHostOnly(before.results().Get(kCriticalPath));
     c.time_base = std::string("steady step wall time, ") +
                   (c.mean ? "mean (the scenario acts on one step in N)" : "median") + ": step start to " +
                   StepEndText(c.host_only);
@@ -342,16 +342,16 @@ StatusOr<std::optional<PredictionCheck>> PredictFixForRun(AnalysisSession& befor
 
 MeanInterval SteadyStepWallTime(AnalysisSession& s, bool mean) {
   std::vector<double> v;
-  const CriticalPathResult& path = s.results().critical_path();
+  const CriticalPathResult& path = s.results().Get(kCriticalPath);
   // A trace without steps: each rank's whole trace on the analysis window's
   // per-trace base, start-up left out, as the before run's replay measures
   // it (WhatIfResult::per_trace).
   const bool per_trace =
       !path.steps.empty() &&
       std::all_of(path.steps.begin(), path.steps.end(), [](const StepPath& p) { return p.step_index == SIZE_MAX; }) &&
-      s.results().window().steps == 0;
+      s.results().Get(kWindow).steps == 0;
   for (const StepPath& p : path.steps) {
-    if (p.steady) v.push_back(per_trace ? s.results().window().base_ns : static_cast<double>(p.length_ns()));
+    if (p.steady) v.push_back(per_trace ? s.results().Get(kWindow).base_ns : static_cast<double>(p.length_ns()));
   }
   return mean ? DurationMeanWithInterval(v) : MedianWithInterval(v);
 }
@@ -360,7 +360,7 @@ MeanInterval SteadyStepPeriod(AnalysisSession& s, bool mean) {
   const StepList list = FindSteps(s.trace());
   const StepPeriods periods = ComputeStepPeriods(s.trace(), list);
   std::vector<double> v;
-  for (const StepPath& p : s.results().critical_path().steps) {
+  for (const StepPath& p : s.results().Get(kCriticalPath).steps) {
     if (!p.steady || p.step_index >= periods.period_ns.size()) continue;
     if (const int64_t period = periods.period_ns[p.step_index]; period > 0) v.push_back(static_cast<double>(period));
   }

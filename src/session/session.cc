@@ -74,7 +74,7 @@ StatusOr<const Diagnosis*> AnalysisSession::diagnosis() {
     // (the dependency graph is built only when a rule names a removal).
     if (NeedsRemovalReplays(d)) {
       ScopedPhase sim(options_.analyze.phase_prefix, "simulate removals");
-      SimulateRemovals(*trace_, results_.critical_path(), &d);
+      SimulateRemovals(*trace_, results_.Get(kCriticalPath), &d);
     }
     diagnosis_.emplace(std::move(d));
   }
@@ -100,7 +100,7 @@ StatusOr<const SuggestResult*> AnalysisSession::suggestions() {
     }
     if (scenarios) {
       ScopedPhase sim(options_.analyze.phase_prefix, "simulate suggestions");
-      SimulateSuggestions(*trace_, results_.critical_path(), &s);
+      SimulateSuggestions(*trace_, results_.Get(kCriticalPath), &s);
     }
     if (options_.attach_history) {
       // Past cases count on this workload only, never the inputs being checked.
@@ -149,11 +149,11 @@ Status AttachHistory(const std::string& db_path, SuggestResult* result, const Hi
 WhatIfResult AnalysisSession::WhatIf(const Scenario& scenario) {
   // The window memoised with the session's options (a trace without steps
   // is predicted on its per-trace base).
-  WhatIfResult r = PredictWhatIf(trace(), results().critical_path(), scenario, &results().window());
+  WhatIfResult r = PredictWhatIf(trace(), results().Get(kCriticalPath), scenario, &results().Get(kWindow));
   // A trace with page-fault records: how much of the step they hold, which
   // the replay keeps where they were.
   if (HasPageFaultData(trace())) {
-    std::string note = PageFaultWhatIfNote(results().page_faults());
+    std::string note = PageFaultWhatIfNote(results().Get(kPageFaults));
     if (!note.empty()) r.notes.push_back(std::move(note));
   }
   return r;

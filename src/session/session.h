@@ -7,7 +7,7 @@
 //
 //   ASSIGN_OR_RETURN(auto session, AnalysisSession::Open(options));
 //   ASSIGN_OR_RETURN(const Diagnosis* d, session->diagnosis());
-//   const StepStats& steps = session->results().all_steps();  // no recomputation
+//   const StepStats& steps = session->results().Get(kAllSteps);  // no recomputation
 //
 // Results are plain structs of the analyses (src/analysis/); turning them
 // into documents and writing them is the renderers' job (src/render/,

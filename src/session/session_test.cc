@@ -36,15 +36,15 @@ TEST(AnalysisSession, ImportsOnceAndKeepsEachResult) {
   AnalysisSession& s = **session;
   EnablePhaseLog(true);
   TakePhaseLog();
-  const Summary* summary = &s.results().summary();
-  const StepStats* steps = &s.results().all_steps();
+  const Summary* summary = &s.results().Get(kSummary);
+  const StepStats* steps = &s.results().Get(kAllSteps);
   const AnalysisReport* analyses = &s.analyses();
   auto diagnosis = s.diagnosis();
   ASSERT_TRUE(diagnosis.ok()) << diagnosis.status().message();
   std::map<std::string, int> first = AnalysisPhases();
   // Asked again: the same objects, and nothing computed a second time.
-  EXPECT_EQ(summary, &s.results().summary());
-  EXPECT_EQ(steps, &s.results().all_steps());
+  EXPECT_EQ(summary, &s.results().Get(kSummary));
+  EXPECT_EQ(steps, &s.results().Get(kAllSteps));
   EXPECT_EQ(analyses, &s.analyses());
   auto again = s.diagnosis();
   ASSERT_TRUE(again.ok());
@@ -80,7 +80,7 @@ TEST(AnalysisSession, FindingsCarryTheirRemovalReplayed) {
   const SimulatedGain& g = *loading->impact.replayed;
   StatusOr<Scenario> sc = ParseScenario("remove-idle data_loading");
   ASSERT_TRUE(sc.ok());
-  WhatIfResult w = PredictWhatIf((*session)->trace(), (*session)->results().critical_path(), *sc);
+  WhatIfResult w = PredictWhatIf((*session)->trace(), (*session)->results().Get(kCriticalPath), *sc);
   EXPECT_EQ(g.scenario, "remove-idle data_loading");
   EXPECT_EQ(g.steps, w.steady_steps);
   EXPECT_DOUBLE_EQ(g.measured_ns, w.measured_ns);
@@ -101,7 +101,7 @@ TEST(AnalysisSession, ConcurrentCallersShareOneComputation) {
   std::vector<const GapsResult*> seen(4, nullptr);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < seen.size(); ++i) {
-    threads.emplace_back([&, i] { seen[i] = &session->results().gaps(); });
+    threads.emplace_back([&, i] { seen[i] = &session->results().Get(kGaps); });
   }
   for (auto& t : threads) t.join();
   std::map<std::string, int> phases = AnalysisPhases();

@@ -30,7 +30,7 @@ Value StrValue(std::string_view s) { return Value::String(std::string(s)); }
 // ---------------------------------------------------------------- per analysis
 
 void WindowSection(AnalysisResults& in, Section* s) {
-  const AnalysisWindow& w = in.window();
+  const AnalysisWindow& w = in.Get(kWindow);
   render::KeyValues& kv =
       s->Add(render::KeyValues{{{"impacts_measured", "Impacts are measured", StrValue(w.Describe())}}});
   if (w.startup_ns > 0) {
@@ -46,7 +46,7 @@ std::string TimelineName(const TimelineBreakdown& tl) {
 }
 
 void BreakdownSection(AnalysisResults& in, Section* s) {
-  const GapsResult& r = in.gaps();
+  const GapsResult& r = in.Get(kGaps);
   if (r.cpu_only) s->Add(Paragraph{"CPU-only trace: timeline = main thread's cpu_op time"});
   Table shares{"timelines", "Time by activity (shares of the span)",
                {{"timeline", "Timeline"}, {"span_ns", "Span", Unit::kNs}, {"busy", "Busy", Unit::kFraction},
@@ -105,7 +105,7 @@ void BreakdownSection(AnalysisResults& in, Section* s) {
 
 void LaunchesSection(AnalysisResults& in, Section* s) {
   const Trace& trace = in.trace();
-  const LaunchStats& st = in.launches();
+  const LaunchStats& st = in.Get(kLaunches);
   if (st.kernels == 0) {
     auto unmodelled = trace.metadata.find("accelerator_unmodelled");
     s->Add(Paragraph{unmodelled != trace.metadata.end()
@@ -175,7 +175,7 @@ void LaunchesSection(AnalysisResults& in, Section* s) {
 }
 
 void MemcpySection(AnalysisResults& in, Section* s) {
-  const MemcpyStats& st = in.memcpy();
+  const MemcpyStats& st = in.Get(kMemcpy);
   Table t{"directions", "", {{"direction", "Direction"}, {"copies", "Copies", Unit::kCount},
                              {"time_ns", "Time", Unit::kNs}, {"bytes", "Bytes", Unit::kBytes}}, {}, ""};
   for (size_t d = 0; d < kCopyDirectionCount; ++d) {
@@ -192,7 +192,7 @@ void MemcpySection(AnalysisResults& in, Section* s) {
 }
 
 void LayoutSection(AnalysisResults& in, Section* s) {
-  const LayoutResult& r = in.layout();
+  const LayoutResult& r = in.Get(kLayout);
   s->Add(render::KeyValues{
       {{"conversions", "Conversions", Int(r.count), Unit::kCount},
        {"conversion_ns", "Time", Int(r.conversion_ns), Unit::kNs},
@@ -209,7 +209,7 @@ void LayoutSection(AnalysisResults& in, Section* s) {
 }
 
 void FusionSection(AnalysisResults& in, Section* s) {
-  const FusionResult& r = in.fusion();
+  const FusionResult& r = in.Get(kFusion);
   s->Add(render::KeyValues{
       {{"scope", "Ops", StrValue(r.device ? "kernels" : "top-level CPU ops")},
        {"ops", "Count", Int(r.op_count), Unit::kCount},
@@ -231,7 +231,7 @@ void FusionSection(AnalysisResults& in, Section* s) {
 }
 
 void LongTailSection(AnalysisResults& in, Section* s) {
-  const LongTailResult& r = in.long_tail();
+  const LongTailResult& r = in.Get(kLongTail);
   if (r.ops.empty()) return;
   Table t{"ops", "", {{"count", "n", Unit::kCount}, {"p50_ns", "p50", Unit::kNs}, {"p90_ns", "p90", Unit::kNs},
                       {"p99_ns", "p99", Unit::kNs}, {"max_ns", "Max", Unit::kNs},
@@ -250,7 +250,7 @@ void LongTailSection(AnalysisResults& in, Section* s) {
   if (r.ops.size() > n) t.note = std::to_string(r.ops.size() - n) + " more ops not shown";
   // The population the figures are over (a count here can be below
   // summary's: instances outside the window are left out).
-  const AnalysisWindow& w = in.window();
+  const AnalysisWindow& w = in.Get(kWindow);
   const std::string what = r.device ? "device activities" : "CPU ops";
   t.title = r.on_device_periods ? "Instances of " + what + " that start inside the " + std::to_string(w.periods) +
                                       " device periods of the steady steps (the device runs behind the host); " +
@@ -266,7 +266,7 @@ void LongTailSection(AnalysisResults& in, Section* s) {
 
 void StepsSection(AnalysisResults& in, Section* s) {
   const Trace& trace = in.trace();
-  const StepStats& st = in.steps();
+  const StepStats& st = in.Get(kSteps);
   if (st.count == 0) {
     s->Add(Paragraph{"No steps."});
     return;
@@ -328,7 +328,7 @@ void StepsSection(AnalysisResults& in, Section* s) {
 
 void MemorySection(AnalysisResults& in, Section* s) {
   const Trace& trace = in.trace();
-  const MemoryResult& r = in.memory();
+  const MemoryResult& r = in.Get(kMemory);
   if (r.devices.empty()) {
     // [memory] events with Bytes only: say so, not that there are none.
     std::string why = r.bytes_only_events > 0 ? NoMemoryPeakReason(r) : std::string("no [memory] events");
@@ -350,7 +350,7 @@ void MemorySection(AnalysisResults& in, Section* s) {
 }
 
 void PipelineSection(AnalysisResults& in, Section* s) {
-  const PipelineResult& r = in.pipeline();
+  const PipelineResult& r = in.Get(kPipeline);
   if (r.stages.empty()) {
     s->Add(Paragraph{"No stage spans (stage:<name>, node:<name>, pipeline/<name>)."});
     return;
@@ -367,7 +367,7 @@ void PipelineSection(AnalysisResults& in, Section* s) {
 }
 
 void KernelsSection(AnalysisResults& in, Section* s) {
-  const KernelClassResult& r = in.kernel_classes();
+  const KernelClassResult& r = in.Get(kKernelClasses);
   if (r.device_time_ns <= 0) return;
   Table classes{"classes", "Device time by kernel class",
                 {{"class", "Class"}, {"time_ns", "Time", Unit::kNs}, {"share", "Share of device time", Unit::kFraction},
@@ -399,7 +399,7 @@ void KernelsSection(AnalysisResults& in, Section* s) {
 }
 
 void LlmSection(AnalysisResults& in, Section* s) {
-  const LlmPhasesResult& r = in.llm_phases();
+  const LlmPhasesResult& r = in.Get(kLlmPhases);
   if (r.source.empty()) {
     s->Add(Paragraph{"No prefill/decode annotations (SGLang step[...], vLLM execute_...) and no attention kernel that "
                      "names its phase."});
@@ -472,13 +472,13 @@ void LlmSection(AnalysisResults& in, Section* s) {
 
 // The attribution tree's own document (the one `aiprof report` embeds).
 void AttributionSection(AnalysisResults& in, Section* s) {
-  render::Document doc = AttributionToDocument(in.trace(), in.attribution());
+  render::Document doc = AttributionToDocument(in.trace(), in.Get(kAttribution));
   for (render::Section& sub : doc.sections) s->sections.push_back(std::move(sub));
 }
 
 // Counts, where FLOPs and bytes came from, the device, the ten longest rows.
 void RooflineSection(AnalysisResults& in, Section* s) {
-  const RooflineResult& r = in.roofline();
+  const RooflineResult& r = in.Get(kRoofline).result;
   render::KeyValues& kv = s->Add(render::KeyValues{
       {{"host_ops", "Host tensor ops with a FLOP model", Int(r.ops - r.device_ops), Unit::kCount},
        {"ops_without_shapes", "Without usable shapes", Int(r.ops_without_shapes), Unit::kCount}}});
@@ -492,7 +492,7 @@ void RooflineSection(AnalysisResults& in, Section* s) {
     kv.items.push_back({"memory_bandwidth", "Memory bandwidth", Value::Number(r.device->memory_bandwidth_bytes_per_second),
                         Unit::kBytesPerSecond});
   } else {
-    kv.items.push_back({"device", "Device peaks", StrValue("none: " + in.roofline_problem())});
+    kv.items.push_back({"device", "Device peaks", StrValue("none: " + in.Get(kRoofline).problem)});
   }
   s->Add(Paragraph{"Host FLOPs and bytes are estimates from shapes."});
   for (std::string& line : DescribeDeviceTasks(r)) s->Add(Paragraph{std::move(line)});
@@ -803,7 +803,7 @@ void FailedCollectives(const Trace& trace, const CrossRankResult& c, Section* s)
 }
 
 void CommunicationSection(AnalysisResults& in, Section* s) {
-  const CommunicationResult& r = in.communication();
+  const CommunicationResult& r = in.Get(kCommunication);
   if (r.collective_slices == 0 && r.cross.ranks.empty() && r.cross.links.empty() && r.stats.steps.empty()) {
     s->Add(Paragraph{"No collectives in the trace (no NCCL/RCCL/HCCL kernels or tasks)."});
     return;
@@ -873,7 +873,7 @@ Table PathSteps(const Trace& trace, const CriticalPathResult& r) {
 }
 
 void CriticalPathSection(AnalysisResults& in, Section* s) {
-  const CriticalPathResult& r = in.critical_path();
+  const CriticalPathResult& r = in.Get(kCriticalPath);
   if (r.steps.empty()) {
     s->Add(Paragraph{"No steps or activity to walk."});
     return;
@@ -1001,7 +1001,7 @@ void CriticalPathSection(AnalysisResults& in, Section* s) {
 }
 
 void PageFaultsSection(AnalysisResults& in, Section* s) {
-  const PageFaultsResult& r = in.page_faults();
+  const PageFaultsResult& r = in.Get(kPageFaults);
   if (!r.has_data) {
     s->Add(Paragraph{r.recording == "off"       ? "Page faults were not recorded (aiprof trace --no-page-faults)."
                      : r.recording == "blocked" ? "Page faults were not recorded: perf_event_open was refused."

@@ -160,7 +160,7 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   r.counters = t.counters.size();
   r.samples = t.samples.size();
   r.tracks = t.tracks.size();
-  const HostSampleStats& samples = results.summary().host_samples;
+  const HostSampleStats& samples = results.Get(kSummary).host_samples;
   r.host_functions = HostFunctionsOf(t, samples, kReportHostFunctions);
   r.host_stacks = samples.with_stack;
   for (const auto& [kind, e] : t.diagnostics.entries()) {
@@ -177,11 +177,11 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   r.validation = in.validation;
 
   // Headline.
-  r.steps_stats = results.all_steps();
-  r.steady_stats = results.steps();
-  r.warmup_steps = results.window().warmup_only();
-  r.truncated_steps = results.window().truncated.size();
-  const GapsResult& gaps = results.gaps();
+  r.steps_stats = results.Get(kAllSteps);
+  r.steady_stats = results.Get(kSteps);
+  r.warmup_steps = results.Get(kWindow).warmup_only();
+  r.truncated_steps = results.Get(kWindow).truncated.size();
+  const GapsResult& gaps = results.Get(kGaps);
   r.cpu_only = gaps.cpu_only;
   int64_t own = 0;
   for (const TimelineBreakdown& tl : gaps.timelines) {
@@ -235,24 +235,24 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   }
 
   FillSteps(t, &r);
-  FillOps(results.summary(), t, &r);
-  r.attribution = AttributionToDocument(t, results.attribution());
+  FillOps(results.Get(kSummary), t, &r);
+  r.attribution = AttributionToDocument(t, results.Get(kAttribution));
   if (HasPageFaultData(t)) {
     r.page_faults.key = "page_faults";
     r.page_faults.title = "Page faults";
     AddAnalysisSection("page_faults", results, &r.page_faults);
   }
-  if (!results.llm_phases().source.empty()) {
+  if (!results.Get(kLlmPhases).source.empty()) {
     r.llm.key = "llm";
     r.llm.title = "LLM phases: prefill and decode";
     AddAnalysisSection("llm", results, &r.llm);
   }
 
-  r.roofline_device = results.roofline_device();
-  r.roofline_problem = results.roofline_problem();
-  r.roofline = results.roofline();
+  r.roofline_device = results.Get(kRoofline).device;
+  r.roofline_problem = results.Get(kRoofline).problem;
+  r.roofline = results.Get(kRoofline).result;
 
-  const CommunicationResult& comm = results.communication();
+  const CommunicationResult& comm = results.Get(kCommunication);
   std::map<int32_t, ReportCommRow> by_rank;
   for (const CollectiveTypeStats& s : comm.stats.by_type) {
     ReportCommRow& row = by_rank[s.rank];
@@ -285,7 +285,7 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   r.comm_clocks_aligned = comm.cross.aligned_from_collectives;
   r.comm_matched = comm.cross.matched > 0;
 
-  r.memory = results.memory_series();
+  r.memory = results.Get(kMemorySeries);
   return r;
 }
 

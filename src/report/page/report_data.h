@@ -16,7 +16,7 @@
 #include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/host_functions/host_functions.h"
-#include "src/analysis/memory/memory_series.h"
+#include "src/analysis/memory/memory_analysis.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/steps/step_stats.h"
@@ -31,7 +31,7 @@ namespace aiprof {
 inline constexpr size_t kReportTopOps = 50;
 inline constexpr size_t kReportRooflinePoints = 200;
 inline constexpr size_t kReportStepBars = 500;  // the step chart's bars (runs of steps past it)
-inline constexpr size_t kReportMemoryPoints = AnalysisResults::kMemorySeriesPoints;
+inline constexpr size_t kReportMemoryPoints = kMemorySeriesPoints;
 
 // Everything the report shows comes from the session: its trace, the
 // analyses' results, the diagnosis and the suggestions (computed once, shared

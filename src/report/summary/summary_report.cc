@@ -518,7 +518,7 @@ std::string SummaryToCsv(const Trace& trace, const Summary& s, const SummaryRepo
 }
 
 void AddResultFigures(AnalysisResults& results, SummaryReportOptions* o) {
-  const LaunchStats& launches = results.launches();
+  const LaunchStats& launches = results.Get(kLaunches);
   if (launches.device_time_ns > 0) {
     o->op_coverage = static_cast<double>(launches.attributed_time_ns) / static_cast<double>(launches.device_time_ns);
   }

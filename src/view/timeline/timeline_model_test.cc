@@ -601,7 +601,7 @@ TEST(TimelineModelTest, AlexnetCriticalPathOverlayMatchesTheSession) {
   ASSERT_TRUE(r.ok());
   const Trace& trace = **r;
   std::unique_ptr<AnalysisSession> session = AnalysisSession::ForTrace(trace);
-  const CriticalPathResult& cp = session->results().critical_path();
+  const CriticalPathResult& cp = session->results().Get(kCriticalPath);
   uint64_t on = 0;
   for (bool b : cp.on_path) on += b;
   ASSERT_GT(on, 0u);

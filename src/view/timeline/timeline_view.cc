@@ -34,14 +34,15 @@ class PartTimer {
 Status RenderTimelinePage(AnalysisSession& session, const TimelineViewOptions& options, std::string* out) {
   PartTimer timer;
   AnalysisResults& results = session.results();
-  TimelineInputs inputs{&results.all_gaps(), nullptr, &results.all_steps(), &results.layout(), &results.fusion()};
+  TimelineInputs inputs{&results.Get(kAllGaps), nullptr, &results.Get(kAllSteps), &results.Get(kLayout),
+                        &results.Get(kFusion)};
   timer.Mark("gaps/steps/layout/fusion");
   if (options.findings) {
     ASSIGN_OR_RETURN(inputs.diagnosis, session.diagnosis());
     timer.Mark("diagnose");
   }
   if (options.critical_path) {
-    inputs.critical_path = &results.critical_path();
+    inputs.critical_path = &results.Get(kCriticalPath);
     timer.Mark("critical path");
   }
   SliceModuleMap modules;

@@ -16,8 +16,8 @@ Status RenderTopology(const ViewContext& context, ViewSink* sink) {
   if (!options.thread.empty() || options.rank >= 0) {
     return ErrStatus("--topology shows the whole trace; --thread and --rank do not apply to it");
   }
-  const CommunicationResult& communication = context.session.results().communication();
-  const PipelineResult& pipeline = context.session.results().pipeline();
+  const CommunicationResult& communication = context.session.results().Get(kCommunication);
+  const PipelineResult& pipeline = context.session.results().Get(kPipeline);
   Topology topology = BuildTopology(context.trace, communication, pipeline);
   std::string dot = TopologyToDot(topology, options.title);
   if (options.format == "dot") return sink->Append(dot);
