@@ -5,6 +5,23 @@
 #include <mutex>
 
 #include "src/analysis/analysis_spec.h"
+#include "src/analysis/attribution/attribution_analysis.h"
+#include "src/analysis/communication/communication_analysis.h"
+#include "src/analysis/critical_path/critical_path_analysis.h"
+#include "src/analysis/fusion/fusion_analysis.h"
+#include "src/analysis/gaps/gaps_analysis.h"
+#include "src/analysis/launches/launches_analysis.h"
+#include "src/analysis/layout/layout_analysis.h"
+#include "src/analysis/llm/llm_analysis.h"
+#include "src/analysis/long_tail/long_tail_analysis.h"
+#include "src/analysis/memcpy/memcpy_analysis.h"
+#include "src/analysis/memory/memory_analysis.h"
+#include "src/analysis/page_faults/page_faults_analysis.h"
+#include "src/analysis/pipeline/pipeline_analysis.h"
+#include "src/analysis/roofline/kernels_analysis.h"
+#include "src/analysis/roofline/roofline_analysis.h"
+#include "src/analysis/steps/steps_analysis.h"
+#include "src/analysis/window/window_analysis.h"
 #include "src/base/parallel.h"
 #include "src/base/threads.h"
 

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "src/analysis/summary/summary_analysis.h"
 #include "src/analysis/validation/baseline_store.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"

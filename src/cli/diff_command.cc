@@ -6,7 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 
+#include "src/analysis/attribution/attribution_analysis.h"
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/analysis/critical_path/critical_path_analysis.h"
 #include "src/analysis/diff/attribution_diff.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "src/analysis/analyze.h"
+#include "src/analysis/critical_path/critical_path_analysis.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
 #include "src/cli/phase_timer.h"

@@ -22,10 +22,13 @@
 #include <thread>
 
 #include "src/analysis/analyze.h"
+#include "src/analysis/attribution/attribution_analysis.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/analysis/critical_path/critical_path_analysis.h"
 #include "src/analysis/diff/attribution_diff.h"
 #include "src/analysis/summary/summary.h"
+#include "src/analysis/summary/summary_analysis.h"
 #include "src/analysis/validation/knowledge_card.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/base/file_stamp.h"

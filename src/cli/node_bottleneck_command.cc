@@ -2,9 +2,9 @@
 // stages (src/analysis/pipeline/pipeline_stages.h): latency share, working
 // versus waiting time, the stage that limits throughput, the stage graph.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 
+#include "src/analysis/pipeline/pipeline_analysis.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
 #include "src/render/renderers.h"

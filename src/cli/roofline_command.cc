@@ -5,14 +5,14 @@
 // main-memory bandwidth × core time) or estimated from shapes; Level whether
 // the row is a host op or a device task with a kernel_details/op_summary row.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 
 #include "src/analysis/roofline/ops_to_roofline.h"
-#include "src/cli/command.h"
-#include "src/cli/phase_timer.h"
+#include "src/analysis/roofline/roofline_analysis.h"
 #include "src/cli/capture_trace_flag.h"
+#include "src/cli/command.h"
 #include "src/cli/flags.h"
+#include "src/cli/phase_timer.h"
 #include "src/render/escape.h"
 
 namespace aiprof {

@@ -4,6 +4,7 @@
 
 #include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/summary/summary.h"
+#include "src/analysis/summary/summary_analysis.h"
 #include "src/cli/capture_trace_flag.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"

@@ -1,5 +1,6 @@
 #include <CLI/CLI.hpp>
 
+#include "src/analysis/critical_path/critical_path_analysis.h"
 #include "src/analysis/validation/knowledge_card.h"
 #include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/simulate.h"

@@ -26,6 +26,7 @@
 #include <sstream>
 #include <thread>
 
+#include "src/analysis/summary/summary_analysis.h"
 #include "src/analysis/validation/baseline_store.h"
 #include "src/base/atomic_file.h"
 #include "src/base/child_process.h"

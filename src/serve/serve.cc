@@ -27,6 +27,7 @@
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/trace_identity.h"
+#include "src/analysis/window/window_analysis.h"
 #include "src/base/atomic_file.h"
 #include "src/base/http_server.h"
 #include "src/base/mapped_inputs.h"

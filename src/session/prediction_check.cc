@@ -7,14 +7,18 @@
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/analysis/critical_path/critical_path_analysis.h"
+#include "src/analysis/fusion/fusion_analysis.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/summary/summary.h"
+#include "src/analysis/summary/summary_analysis.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/statistics.h"
 #include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/simulate.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/analysis/window/analysis_window.h"
+#include "src/analysis/window/window_analysis.h"
 
 namespace aiprof {
 namespace {

@@ -4,12 +4,15 @@
 
 #include <map>
 
+#include "src/analysis/critical_path/critical_path_analysis.h"
 #include "src/analysis/page_faults/page_faults.h"
+#include "src/analysis/page_faults/page_faults_analysis.h"
 #include "src/analysis/rules/rule_loader.h"
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/knowledge_card.h"
 #include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/simulate.h"
+#include "src/analysis/window/window_analysis.h"
 #include "src/base/phase_log.h"
 #include "src/importers/common/importer_registry.h"
 

@@ -7,7 +7,10 @@
 #include <thread>
 #include <vector>
 
+#include "src/analysis/critical_path/critical_path_analysis.h"
+#include "src/analysis/gaps/gaps_analysis.h"
 #include "src/analysis/llm/llm_analysis.h"
+#include "src/analysis/steps/steps_analysis.h"
 #include "src/analysis/summary/summary_analysis.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/base/phase_log.h"

@@ -9,9 +9,19 @@
 #include <limits>
 #include <map>
 
+#include "src/analysis/attribution/attribution_analysis.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/communication/communication.h"
+#include "src/analysis/communication/communication_analysis.h"
+#include "src/analysis/gaps/gaps_analysis.h"
+#include "src/analysis/llm/llm_analysis.h"
+#include "src/analysis/memory/memory_analysis.h"
 #include "src/analysis/memory/memory_series.h"
+#include "src/analysis/page_faults/page_faults.h"
+#include "src/analysis/roofline/roofline_analysis.h"
+#include "src/analysis/steps/steps_analysis.h"
+#include "src/analysis/summary/summary_analysis.h"
+#include "src/analysis/window/window_analysis.h"
 #include "src/report/analysis/analysis_sections.h"
 #include "src/report/attribution/attribution_report.h"
 

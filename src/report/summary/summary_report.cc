@@ -7,6 +7,7 @@
 #include <cinttypes>
 
 #include "src/analysis/common/steps.h"
+#include "src/analysis/launches/launches_analysis.h"
 #include "src/render/escape.h"
 #include "src/render/units.h"
 

@@ -10,6 +10,7 @@
 
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/analysis/critical_path/critical_path_analysis.h"
 #include "src/analysis/diagnosis/bottleneck_types.h"
 #include "src/analysis/diagnosis/diagnose.h"
 #include "src/analysis/gaps/idle_gaps.h"

@@ -6,6 +6,11 @@
 #include <vector>
 
 #include "src/analysis/attribution/attribution.h"
+#include "src/analysis/critical_path/critical_path_analysis.h"
+#include "src/analysis/fusion/fusion_analysis.h"
+#include "src/analysis/gaps/gaps_analysis.h"
+#include "src/analysis/layout/layout_analysis.h"
+#include "src/analysis/steps/steps_analysis.h"
 #include "src/session/session.h"
 #include "src/view/timeline/timeline_html.h"
 

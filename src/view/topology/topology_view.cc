@@ -1,10 +1,11 @@
 #include "src/view/topology/topology_view.h"
 
-#include "src/session/session.h"
-
 #include "src/analysis/communication/communication.h"
+#include "src/analysis/communication/communication_analysis.h"
+#include "src/analysis/pipeline/pipeline_analysis.h"
 #include "src/analysis/pipeline/pipeline_stages.h"
 #include "src/model/trace.h"
+#include "src/session/session.h"
 #include "src/view/topology/topology_graph.h"
 #include "src/view/topology/topology_render.h"
 
