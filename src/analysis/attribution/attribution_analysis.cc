@@ -12,7 +12,7 @@ using U = MetricUnit;
 // The metrics it publishes, one a line to read as a table (docs/metrics.md
 // documents each).
 // clang-format off
-constexpr MetricInfo kMetrics[] = {
+constexpr MetricInfo kAttributionMetrics[] = {
         {"attribution_coverage", U::kRatio, "share of the steady step's wall time on the critical thread assigned to a node of the attribution tree (1 by construction)"},
         {"compute_attention_ratio", U::kRatio, "attention ops, share of the compute time (compute_op_ns) by the attribution tree"},
         {"compute_compiled_ratio", U::kRatio, "share of the compute time (compute_op_ns's activity; CPU: op time) in torch.compile's code: under a compiled region, or Inductor's Triton kernels"},
@@ -32,7 +32,7 @@ constexpr MetricInfo kMetrics[] = {
 };
 // clang-format on
 
-void Publish(AnalysisResults& in, MetricSet* m) {
+void PublishAttributionAnalysis(AnalysisResults& in, MetricSet* m) {
   const AttributionResult& r = in.Get(kAttribution);
   PublishAttribution(r, m);
   PublishHostRegions(in.trace(), in.Get(kHostRegions), in.Get(kWindow), m);
@@ -56,6 +56,6 @@ const ResultSpec<AttributionResult> kAttributionByShape{
 
 const ResultSpec<ComputeResult> kComputeFinding{"compute_finding", ComputeFinding};
 
-const AnalysisSpec kAttributionAnalysis{"attribution", Publish, nullptr, kMetrics};
+const AnalysisSpec kAttributionAnalysis{"attribution", PublishAttributionAnalysis, nullptr, kAttributionMetrics};
 
 }  // namespace aiprof

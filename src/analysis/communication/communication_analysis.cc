@@ -11,7 +11,7 @@ using U = MetricUnit;
 // The metrics it publishes, one a line to read as a table (docs/metrics.md
 // documents each).
 // clang-format off
-constexpr MetricInfo kMetrics[] = {
+constexpr MetricInfo kCommunicationMetrics[] = {
         {"comm_failed_count", U::kCount, "collectives that did not complete: a rank never arrived (crashed, hung, killed) or arrived after the others gave up"},
         {"comm_wait_ratio", U::kRatio, "time ranks wait in collectives for later ranks, share of collective time"},
         {"comm_missing_ranks", U::kCount, "ranks the inputs imply (a stated world size, communication_matrix.json links, a collective's group size, the largest rank) but do not hold; set where collectives are matched across ranks"},
@@ -55,7 +55,7 @@ void PublishFailedWaitImpact(const CommunicationResult& r, const AnalysisWindow&
          "communication");
 }
 
-void Publish(AnalysisResults& in, MetricSet* m) {
+void PublishCommunicationAnalysis(AnalysisResults& in, MetricSet* m) {
   const CommunicationResult& r = in.Get(kCommunication);
   const AnalysisWindow& w = in.Get(kWindow);
   PublishCommunication(r, m);
@@ -68,6 +68,7 @@ void Publish(AnalysisResults& in, MetricSet* m) {
 const ResultSpec<CommunicationResult> kCommunication{
     "communication", [](AnalysisResults& in) { return ComputeCommunication(in.trace(), &in.Get(kWindow)); }};
 
-const AnalysisSpec kCommunicationAnalysis{"communication", Publish, nullptr, kMetrics};
+const AnalysisSpec kCommunicationAnalysis{"communication", PublishCommunicationAnalysis, nullptr,
+                                          kCommunicationMetrics};
 
 }  // namespace aiprof

@@ -12,7 +12,7 @@ using U = MetricUnit;
 // The metrics it publishes, one a line to read as a table (docs/metrics.md
 // documents each).
 // clang-format off
-constexpr MetricInfo kMetrics[] = {
+constexpr MetricInfo kCriticalPathMetrics[] = {
         {"critical_path_collective_ns", U::kNanoseconds, "collective time on the critical path, per steady step"},
         {"critical_path_compute_ns", U::kNanoseconds, "kernel time on the critical path, per steady step"},
         {"critical_path_copy_hidden_ratio", U::kRatio, "share of the steps' device copy time that is off the critical path"},
@@ -35,12 +35,12 @@ CriticalPathResult ComputePath(AnalysisResults& in) {
   return ComputeCriticalPath(trace, o);
 }
 
-void Publish(AnalysisResults& in, MetricSet* m) { PublishCriticalPath(in.Get(kCriticalPath), m); }
+void PublishCriticalPathAnalysis(AnalysisResults& in, MetricSet* m) { PublishCriticalPath(in.Get(kCriticalPath), m); }
 
 }  // namespace
 
 const ResultSpec<CriticalPathResult> kCriticalPath{"critical_path", ComputePath};
 
-const AnalysisSpec kCriticalPathAnalysis{"critical_path", Publish, nullptr, kMetrics};
+const AnalysisSpec kCriticalPathAnalysis{"critical_path", PublishCriticalPathAnalysis, nullptr, kCriticalPathMetrics};
 
 }  // namespace aiprof

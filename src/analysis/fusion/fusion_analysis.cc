@@ -10,7 +10,7 @@ using U = MetricUnit;
 // The metrics it publishes, one a line to read as a table (docs/metrics.md
 // documents each).
 // clang-format off
-constexpr MetricInfo kMetrics[] = {
+constexpr MetricInfo kFusionMetrics[] = {
         {"fusion_candidate_ratio", U::kRatio, "time in the top fusion-candidate sequences, share of op time"},
         {"fusion_candidate_boundaries_per_step", U::kCount, "op boundaries (launches/dispatches) per step that fusing the top candidate removes"},
         {"fusion_candidate_occurrences_per_step", U::kCount, "occurrences per step of the top fusion candidate"},
@@ -19,7 +19,7 @@ constexpr MetricInfo kMetrics[] = {
 };
 // clang-format on
 
-void Publish(AnalysisResults& in, MetricSet* m) {
+void PublishFusionAnalysis(AnalysisResults& in, MetricSet* m) {
   const FusionResult& r = in.Get(kFusion);
   PublishFusionCandidates(in.trace(), r, m);
   PublishFusionImpact(r, in.Get(kWindow), m);
@@ -30,6 +30,6 @@ void Publish(AnalysisResults& in, MetricSet* m) {
 const ResultSpec<FusionResult> kFusion{
     "fusion", [](AnalysisResults& in) { return ComputeFusionCandidates(in.trace(), &in.Get(kWindow)); }};
 
-const AnalysisSpec kFusionAnalysis{"fusion", Publish, nullptr, kMetrics};
+const AnalysisSpec kFusionAnalysis{"fusion", PublishFusionAnalysis, nullptr, kFusionMetrics};
 
 }  // namespace aiprof

@@ -10,7 +10,7 @@ using U = MetricUnit;
 // The metrics it publishes, one a line to read as a table (docs/metrics.md
 // documents each).
 // clang-format off
-constexpr MetricInfo kMetrics[] = {
+constexpr MetricInfo kGapsMetrics[] = {
         {"comm_exposed_ratio", U::kRatio, "communication time not hidden behind compute, share of the device span (per base: comm_exposed_ns)"},
         {"comm_overlap_ratio", U::kRatio, "share of communication time overlapped by compute"},
         {"comm_ratio", U::kRatio, "communication (collectives) time, share of device busy time"},
@@ -43,7 +43,7 @@ GapsResult ComputeWindowGaps(AnalysisResults& in, bool keep_all_gaps) {
   return ComputeGaps(in.trace(), o);
 }
 
-void Publish(AnalysisResults& in, MetricSet* m) {
+void PublishGapsAnalysis(AnalysisResults& in, MetricSet* m) {
   const GapsResult& r = in.Get(kGaps);
   PublishGaps(in.trace(), r, m);
   PublishGapImpacts(r, in.Get(kWindow), m);
@@ -58,6 +58,6 @@ const ResultSpec<GapsResult> kAllGaps{
     "breakdown_all_gaps", [](AnalysisResults& in) { return ComputeWindowGaps(in, true); },
     [](const AnalysisResults& in) { return in.options().keep_all_gaps ? &kGaps : nullptr; }};
 
-const AnalysisSpec kBreakdownAnalysis{"breakdown", Publish, nullptr, kMetrics};
+const AnalysisSpec kBreakdownAnalysis{"breakdown", PublishGapsAnalysis, nullptr, kGapsMetrics};
 
 }  // namespace aiprof

@@ -10,7 +10,7 @@ using U = MetricUnit;
 // The metrics it publishes, one a line to read as a table (docs/metrics.md
 // documents each).
 // clang-format off
-constexpr MetricInfo kMetrics[] = {
+constexpr MetricInfo kLaunchesMetrics[] = {
         {"graph_capture_launch_ratio", U::kRatio, "share of the host's launch calls (kernels, copies, sets) made inside a stream capture (cudaStreamBeginCapture..EndCapture): recorded into a graph, not run; 0 without launch calls"},
         {"graph_capture_ns", U::kNanoseconds, "time inside stream capture windows (StreamBeginCapture end to StreamEndCapture start), summed over the host threads"},
         {"graph_gap_p50_ns", U::kNanoseconds, "median device gap between consecutive CUDA/HIP graph replays on a stream"},
@@ -23,7 +23,9 @@ constexpr MetricInfo kMetrics[] = {
 };
 // clang-format on
 
-void Publish(AnalysisResults& in, MetricSet* m) { PublishLaunchStats(in.trace(), in.Get(kLaunches), m); }
+void PublishLaunchesAnalysis(AnalysisResults& in, MetricSet* m) {
+  PublishLaunchStats(in.trace(), in.Get(kLaunches), m);
+}
 
 }  // namespace
 
@@ -32,6 +34,6 @@ const ResultSpec<LaunchStats> kLaunches{"launches", [](AnalysisResults& in) {
                                           return ComputeLaunchStats(in.trace(), &in.Get(kWindow).capture_windows);
                                         }};
 
-const AnalysisSpec kLaunchesAnalysis{"launches", Publish, nullptr, kMetrics};
+const AnalysisSpec kLaunchesAnalysis{"launches", PublishLaunchesAnalysis, nullptr, kLaunchesMetrics};
 
 }  // namespace aiprof

@@ -11,7 +11,7 @@ using U = MetricUnit;
 // The metrics it publishes, one a line to read as a table (docs/metrics.md
 // documents each).
 // clang-format off
-constexpr MetricInfo kMetrics[] = {
+constexpr MetricInfo kLayoutMetrics[] = {
         {"layout_conversion_count_per_step", U::kCount, "layout/format conversion ops per step"},
         {"layout_conversion_ratio", U::kRatio, "layout/format conversion time, share of device (or CPU op) time"},
         {"layout_conversion_ns", U::kNanoseconds, "impact: layout/format conversion time (union), per base"},
@@ -21,7 +21,7 @@ constexpr MetricInfo kMetrics[] = {
 };
 // clang-format on
 
-void Publish(AnalysisResults& in, MetricSet* m) {
+void PublishLayoutAnalysis(AnalysisResults& in, MetricSet* m) {
   const LayoutResult& r = in.Get(kLayout);
   const AnalysisWindow& w = in.Get(kWindow);
   PublishLayoutConversions(in.trace(), r, m);
@@ -34,6 +34,6 @@ void Publish(AnalysisResults& in, MetricSet* m) {
 const ResultSpec<LayoutResult> kLayout{"layout",
                                        [](AnalysisResults& in) { return ComputeLayoutConversions(in.trace()); }};
 
-const AnalysisSpec kLayoutAnalysis{"layout", Publish, nullptr, kMetrics};
+const AnalysisSpec kLayoutAnalysis{"layout", PublishLayoutAnalysis, nullptr, kLayoutMetrics};
 
 }  // namespace aiprof

@@ -10,7 +10,7 @@ using U = MetricUnit;
 // The metrics it publishes, one a line to read as a table (docs/metrics.md
 // documents each).
 // clang-format off
-constexpr MetricInfo kMetrics[] = {
+constexpr MetricInfo kLlmMetrics[] = {
         {"request_itl_p99_ns", U::kNanoseconds, "99th percentile inter-token latency: gap between a request's token events over the tokens the later one brought (SDK token calls)"},
         {"request_tokens_per_s_p50", U::kPerSecond, "median over requests of output tokens / request latency (SDK token calls)"},
         {"request_tpot_p50_ns", U::kNanoseconds, "median time per output token after the first: (last token - first token) / (tokens - first event's tokens)"},
@@ -23,7 +23,7 @@ constexpr MetricInfo kMetrics[] = {
 
 // The phases publish no metrics (computed here for the section); the SDK's
 // token calls give TTFT, TPOT and ITL.
-void Publish(AnalysisResults& in, MetricSet* m) {
+void PublishLlmAnalysis(AnalysisResults& in, MetricSet* m) {
   in.Get(kLlmPhases);
   PublishRequestTokens(in.Get(kRequestTokenStats), m);
 }
@@ -32,6 +32,6 @@ void Publish(AnalysisResults& in, MetricSet* m) {
 
 const ResultSpec<LlmPhasesResult> kLlmPhases{"llm", [](AnalysisResults& in) { return ComputeLlmPhases(in.trace()); }};
 
-const AnalysisSpec kLlmAnalysis{"llm", Publish, nullptr, kMetrics};
+const AnalysisSpec kLlmAnalysis{"llm", PublishLlmAnalysis, nullptr, kLlmMetrics};
 
 }  // namespace aiprof

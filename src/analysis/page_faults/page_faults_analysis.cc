@@ -10,7 +10,7 @@ using U = MetricUnit;
 // The metrics it publishes, one a line to read as a table (docs/metrics.md
 // documents each).
 // clang-format off
-constexpr MetricInfo kMetrics[] = {
+constexpr MetricInfo kPageFaultsMetrics[] = {
         {"page_fault_ns", U::kNanoseconds, "impact: estimated time of minor page faults per base (faults of the steps' processes x the cost of one first-touch fault measured at capture start; aiprof trace)"},
         {"page_fault_ratio", U::kRatio, "page_fault_ns, share of the base (the mean steady step)"},
         {"malloc_glibc", U::kCount, "1 when the traced process used glibc's malloc, 0 when it had another mapped (jemalloc, tcmalloc, mimalloc; aiprof trace's capture.malloc)"},
@@ -20,13 +20,13 @@ constexpr MetricInfo kMetrics[] = {
 };
 // clang-format on
 
-void Publish(AnalysisResults& in, MetricSet* m) { PublishPageFaults(in.Get(kPageFaults), m); }
+void PublishPageFaultsAnalysis(AnalysisResults& in, MetricSet* m) { PublishPageFaults(in.Get(kPageFaults), m); }
 
 }  // namespace
 
 const ResultSpec<PageFaultsResult> kPageFaults{
     "page_faults", [](AnalysisResults& in) { return ComputePageFaults(in.trace(), in.Get(kWindow)); }};
 
-const AnalysisSpec kPageFaultsAnalysis{"page_faults", Publish, HasPageFaultData, kMetrics};
+const AnalysisSpec kPageFaultsAnalysis{"page_faults", PublishPageFaultsAnalysis, HasPageFaultData, kPageFaultsMetrics};
 
 }  // namespace aiprof

@@ -8,7 +8,7 @@ using U = MetricUnit;
 // The metrics it publishes, one a line to read as a table (docs/metrics.md
 // documents each).
 // clang-format off
-constexpr MetricInfo kMetrics[] = {
+constexpr MetricInfo kRooflineMetrics[] = {
         {"memory_bandwidth_util", U::kRatio, "achieved bytes/s over the device peak, time-weighted over ops"},
         {"memory_bound_time_ratio", U::kRatio, "time in memory-bound ops, share of op time with a roofline"},
         {"compute_util", U::kRatio, "achieved FLOP/s over the device peak, time-weighted over ops"},
@@ -22,7 +22,7 @@ RooflineRun ComputeRooflineRun(AnalysisResults& in) {
   return r;
 }
 
-void Publish(AnalysisResults& in, MetricSet* m) {
+void PublishRooflineAnalysis(AnalysisResults& in, MetricSet* m) {
   const RooflineRun& r = in.Get(kRoofline);
   PublishRoofline(r.result, r.problem, m);
 }
@@ -31,6 +31,6 @@ void Publish(AnalysisResults& in, MetricSet* m) {
 
 const ResultSpec<RooflineRun> kRoofline{"roofline", ComputeRooflineRun};
 
-const AnalysisSpec kRooflineAnalysis{"roofline", Publish, nullptr, kMetrics};
+const AnalysisSpec kRooflineAnalysis{"roofline", PublishRooflineAnalysis, nullptr, kRooflineMetrics};
 
 }  // namespace aiprof

@@ -10,7 +10,7 @@ using U = MetricUnit;
 // The metrics it publishes, one a line to read as a table (docs/metrics.md
 // documents each).
 // clang-format off
-constexpr MetricInfo kMetrics[] = {
+constexpr MetricInfo kStepsMetrics[] = {
         {"step_time_cv", U::kRatio, "step time standard deviation / mean"},
         {"step_time_excess_ratio", U::kRatio,
          "(mean - typical step time) / mean: share of the step lost to slow steps (typical: the median, or the fast "
@@ -28,7 +28,7 @@ constexpr MetricInfo kMetrics[] = {
 };
 // clang-format on
 
-void Publish(AnalysisResults& in, MetricSet* m) {
+void PublishStepsAnalysis(AnalysisResults& in, MetricSet* m) {
   const StepStats& r = in.Get(kSteps);
   PublishStepStats(in.trace(), r, m);
   PublishStepImpact(r, m);
@@ -41,6 +41,6 @@ const ResultSpec<StepStats> kSteps{"steps",
 
 const ResultSpec<StepStats> kAllSteps{"steps_all", [](AnalysisResults& in) { return ComputeStepStats(in.trace()); }};
 
-const AnalysisSpec kStepsAnalysis{"steps", Publish, nullptr, kMetrics};
+const AnalysisSpec kStepsAnalysis{"steps", PublishStepsAnalysis, nullptr, kStepsMetrics};
 
 }  // namespace aiprof
