@@ -14,62 +14,12 @@
 
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/summary/summary.h"
+#include "test/util/hand_made_traces.h"
 #include "test/util/temp_file.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
-
-// Event types of src/sdk/event_stream.h (the file format, fixed by its version).
-enum : uint8_t { kRequestBegin = 7, kRequestEnd = 8, kExtName = 11, kRequestPrefill = 14, kRequestTokens = 15, kExtCount = 16 };
-
-struct Ev {
-  int64_t ts;
-  uint8_t type;
-  uint64_t payload;
-};
-
-template <typename T>
-void Put(std::string* out, T v) {
-  out->append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-void PutStr(std::string* out, const std::string& s) {
-  Put<uint64_t>(out, s.size());
-  out->append(s);
-}
-
-// One version-1 SDK event file: threads of events, string 0 = "generate".
-std::string EventFile(const std::vector<std::vector<Ev>>& threads) {
-  std::string out("AIPROFS\n", 8);
-  Put<uint32_t>(&out, 1);
-  Put<uint32_t>(&out, 16);
-  Put<int64_t>(&out, 77);   // pid
-  Put<int32_t>(&out, -1);   // rank
-  Put<uint32_t>(&out, 0);   // nanoseconds
-  Put<int64_t>(&out, 0);    // base
-  Put<uint64_t>(&out, uint64_t{1} << 32);
-  Put<double>(&out, 1.0);
-  Put<double>(&out, 0.0);
-  PutStr(&out, "server");
-  PutStr(&out, "record");
-  Put<uint64_t>(&out, threads.size());
-  int64_t tid = 100;
-  for (const auto& t : threads) {
-    Put<int64_t>(&out, tid++);
-    Put<uint64_t>(&out, t.size());
-    Put<uint64_t>(&out, 0);
-    PutStr(&out, "t");
-    Put<uint64_t>(&out, t.size());
-    for (const Ev& e : t) {
-      Put<uint64_t>(&out, (static_cast<uint64_t>(e.ts) << 8) | e.type);
-      Put<uint64_t>(&out, e.payload);
-    }
-  }
-  Put<uint64_t>(&out, 1);
-  PutStr(&out, "generate");
-  out.append("AIPROFSEND", 10);
-  return out;
-}
 
 struct Hand {
   int64_t begin, end, prefill = -1;
@@ -84,29 +34,15 @@ double Quantile(std::vector<double> v, double q) {  // numpy's linear interpolat
 }
 
 TEST(RequestTokens, HandMadeRequestsMatchTheirDefinitions) {
-  // Request 1 (thread A): begins at 0, prefill of 512 tokens at 100, tokens
-  // at 1000, 1300, 1500 (two at once), 2100; ends at 2500. Request 2 (thread
-  // B): begins at 200, one token at 700, ends at 900. Request 3: three
-  // tokens, 1 at 3000 and 4 at 3400, from 2800 to 3500, begun on A and
-  // ended on B. A token event for id 9, which never began, is not counted.
+  // The three requests of ThreeTokenRequestsFile (test/util/hand_made_traces.h),
+  // their times restated for the definitions below.
   const std::vector<Hand> hand = {
       {0, 2500, 100, {{1000, 1}, {1300, 1}, {1500, 2}, {2100, 1}}},
       {200, 900, -1, {{700, 1}}},
       {2800, 3500, -1, {{3000, 1}, {3400, 4}}},
   };
-  std::vector<Ev> a = {
-      {0, kRequestBegin, 1}, {0, kExtName, 0}, {100, kRequestPrefill, 1}, {100, kExtCount, 512},
-      {1000, kRequestTokens, 1}, {1000, kExtCount, 1}, {1300, kRequestTokens, 1}, {1300, kExtCount, 1},
-      {1500, kRequestTokens, 1}, {1500, kExtCount, 2}, {2100, kRequestTokens, 1}, {2100, kExtCount, 1},
-      {2500, kRequestEnd, 1}, {2600, kRequestTokens, 9}, {2600, kExtCount, 1},
-      {2800, kRequestBegin, 3}, {2800, kExtName, 0}, {3000, kRequestTokens, 3}, {3000, kExtCount, 1},
-  };
-  std::vector<Ev> b = {
-      {200, kRequestBegin, 2}, {200, kExtName, 0}, {700, kRequestTokens, 2}, {700, kExtCount, 1}, {900, kRequestEnd, 2},
-      {3400, kRequestTokens, 3}, {3400, kExtCount, 4}, {3500, kRequestEnd, 3},
-  };
   testing::TempDir dir;
-  auto trace = testing::ImportPath(dir.Write("tokens.aiprof", EventFile({a, b})));
+  auto trace = testing::ImportPath(dir.Write("tokens.aiprof", testing::ThreeTokenRequestsFile()));
   ASSERT_TRUE(trace.ok()) << trace.status().message();
   const Trace& t = **trace;
   EXPECT_EQ(t.metadata.at("sdk.token_events_unmatched"), "1");
@@ -175,9 +111,10 @@ TEST(RequestTokens, HandMadeRequestsMatchTheirDefinitions) {
 
 TEST(RequestTokens, RequestsWithoutTokensMeanUnavailableMetrics) {
   // A request without token calls: the metrics are unavailable, with the reason.
-  std::vector<Ev> a = {{0, kRequestBegin, 1}, {0, kExtName, 0}, {500, kRequestEnd, 1}};
+  std::vector<testing::SdkFileEvent> a = {
+      {0, testing::kSdkFileRequestBegin, 1}, {0, testing::kSdkFileExtName, 0}, {500, testing::kSdkFileRequestEnd, 1}};
   testing::TempDir dir;
-  auto trace = testing::ImportPath(dir.Write("no-tokens.aiprof", EventFile({a})));
+  auto trace = testing::ImportPath(dir.Write("no-tokens.aiprof", testing::SdkEventFile({a})));
   ASSERT_TRUE(trace.ok()) << trace.status().message();
   const RequestTokenStats r = ComputeRequestTokens(**trace);
   EXPECT_TRUE(r.empty());
