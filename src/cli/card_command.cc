@@ -14,6 +14,7 @@
 #include "src/cli/flags.h"
 #include "src/report/validation/validation_report.h"
 #include "src/session/prediction_check.h"
+#include "src/session/prediction_pool.h"
 #include "src/session/run_loader.h"
 
 namespace aiprof {
@@ -98,34 +99,41 @@ class CardCommand : public Command {
     if (db.empty()) {
       ASSIGN_OR_RETURN(db, DefaultBaselineDbPath());
     }
-    std::optional<PredictionCheck> check;
-    std::optional<ScenarioTarget> target;  // --scenario: what it changes most, the card's bottleneck
-    if (scenario_.given()) {
-      if (!before_run.trace || !after_run.trace) {
-        return ErrStatus("--scenario needs traces before and after (the prediction is replayed on the before trace)");
-      }
-      std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before_run.trace, SessionOptions{});
-      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_run.trace, SessionOptions{});
-      ASSIGN_OR_RETURN(check, CheckScenarioPrediction(*b, *a, scenario_.scenario, mean, devices_.devices_file, {}));
-      if (!check) return ErrStatus("--scenario: a run has no steady step to predict or measure");
-      if (bottleneck_.empty()) {
-        // The scenario's own target, not the op that lost the most time
-        // between the runs (which another change may explain).
-        ASSIGN_OR_RETURN(Scenario sc, ParseScenario(scenario_.scenario));
-        RETURN_IF_ERROR(ResolveScenarioDevices(b->trace(), devices_.devices_file, &sc));
-        target = ScenarioBottleneck(b->WhatIf(sc));
-        if (target) card.bottleneck = target->bottleneck;
-      }
-    } else if (before_run.trace && after_run.trace) {
+    // The prediction check of validate (PredictionPool: the scenario's replay,
+    // or the suggestion the after run applied, named or inferred), on the
+    // one pair; past cards of this very pair do not correct it.
+    std::unique_ptr<AnalysisSession> b, a;
+    if (before_run.trace && after_run.trace) {
       SessionOptions so;
-      so.db = db;
-      // The check shown is not corrected by earlier cards of this very pair.
-      so.history_checked_inputs = {before_id, after_id};
-      std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before_run.trace, so);
-      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_run.trace, so);
-      ASSIGN_OR_RETURN(check, CheckPrediction(*b, *a, fix_id_));
+      if (!scenario_.given()) {
+        so.db = db;
+        so.history_checked_inputs = {before_id, after_id};
+      }
+      b = AnalysisSession::ForTrace(*before_run.trace, so);
+      a = AnalysisSession::ForTrace(*after_run.trace, so);
+    } else if (scenario_.given()) {
+      return ErrStatus("--scenario needs traces before and after (the prediction is replayed on the before trace)");
     } else if (!fix_id_.empty()) {
       return ErrStatus("--fix-id needs traces before and after (the prediction is made from the before trace)");
+    }
+    PredictionPoolOptions po;
+    po.fix_id = fix_id_;
+    po.scenario = scenario_.scenario;
+    po.mean = mean;
+    po.devices_file = devices_.devices_file;
+    PredictionPool pool(po);
+    RETURN_IF_ERROR(pool.AddFirst(before_, b.get(), after_, a.get()));
+    pool.Finish(&result);
+    const std::optional<PredictionCheck>& check = result.prediction;
+    if (scenario_.given() && !check) return ErrStatus("--scenario: a run has no steady step to predict or measure");
+    std::optional<ScenarioTarget> target;  // --scenario: what it changes most, the card's bottleneck
+    if (scenario_.given() && bottleneck_.empty()) {
+      // The scenario's own target, not the op that lost the most time
+      // between the runs (which another change may explain).
+      ASSIGN_OR_RETURN(Scenario sc, ParseScenario(scenario_.scenario));
+      RETURN_IF_ERROR(ResolveScenarioDevices(b->trace(), devices_.devices_file, &sc));
+      target = ScenarioBottleneck(b->WhatIf(sc));
+      if (target) card.bottleneck = target->bottleneck;
     }
     if (check) {
       // The prediction kept is the simulation before any history correction,
