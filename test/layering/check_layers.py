@@ -23,9 +23,8 @@ A second rule: the analyses' entry points are called only where results
 are computed once, the analysis libraries (every row whose directories lie
 under src/analysis) and the session (src/session), so a front end reads a
 result from its AnalysisSession instead of computing it again beside it. The
-entry points are the functions named `Compute<Name>`, `Find<...>Steps`,
-`FindCaptureWindows` or `TopHostFunctions` (the host functions' analysis,
-named otherwise) that a header under src/analysis declares (found in the
+entry points are the functions named `Compute<Name>`, `Find<...>Steps`
+or `FindCaptureWindows` that a header under src/analysis declares (found in the
 headers at each run, so a new analysis is covered without editing this
 script). A call of one elsewhere is reported as
 `file:line: <library> calls <Name>`; test files (as above), test utilities,
@@ -63,7 +62,7 @@ TEST_UTIL_LIBRARY = "test_util"
 ANALYSIS_HOME = "src/analysis"
 ENTRY_POINT_CALLERS = ("session",)
 TEST_LIBRARIES = ("test_util", "bench", "test")
-ENTRY_NAME = r"(?:Compute[A-Z]\w*|Find(?:[A-Z]\w*)?Steps|FindCaptureWindows|TopHostFunctions)"
+ENTRY_NAME = r"(?:Compute[A-Z]\w*|Find(?:[A-Z]\w*)?Steps|FindCaptureWindows)"
 # A use of a name: not a member call (`.`, `->`) nor part of a longer name.
 ENTRY_USE_RE = re.compile(r"(?<![\w.>])(" + ENTRY_NAME + r")\s*\(")
 DOCS_BEGIN = "<!-- layers.txt begin -->"

@@ -332,8 +332,7 @@ class RepositoryTableTest(unittest.TestCase):
     def test_repository_entry_points_include_the_steps_and_the_window(self):
         table = check_layers.load_table(REPOSITORY_TABLE)
         names = check_layers.entry_points(os.path.normpath(os.path.join(HERE, "..", "..")), table)
-        for name in ("ComputeGaps", "FindSteps", "ComputeStepPeriods", "ComputeAnalysisWindow", "ComputeSummary",
-                     "TopHostFunctions"):
+        for name in ("ComputeGaps", "FindSteps", "ComputeStepPeriods", "ComputeAnalysisWindow", "ComputeSummary"):
             self.assertIn(name, names)
         self.assertNotIn("ComputeOpStats", names)  # the model's, not an analysis
 

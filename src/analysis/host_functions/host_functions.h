@@ -5,27 +5,19 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
-
-#include "src/model/trace.h"
 
 namespace aiprof {
 
 // A host function in the trace's CPU samples: self = samples whose leaf it
 // is; total = samples with it anywhere on the stack (counted once per
-// sample). Shares are of all samples with a stack.
+// sample). Shares are of all samples with a stack. The summary's host
+// samples (HostSampleStats, src/analysis/summary/summary.h) count them; the
+// report and the monitor's incident list them (HostFunctionsOf).
 struct HostFunction {
   std::string name, module;
   uint64_t self_samples = 0, total_samples = 0;
   double self_share = 0, total_share = 0;
 };
-
-// The `limit` host functions with the most samples (by self, then total,
-// then name).
-std::vector<HostFunction> TopHostFunctions(const Trace& trace, size_t limit);
-
-// Samples that carry a call stack (the base of the shares above).
-uint64_t SamplesWithStack(const Trace& trace);
 
 }  // namespace aiprof
 
