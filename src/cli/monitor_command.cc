@@ -91,17 +91,10 @@ class MonitorCommand : public Command {
     o.service = service_;
     o.db = db_;
     o.cpu_hz = cpu_hz_;
-    const std::string db = db_;
-    DiagnoseFn diagnose = [db](const std::string& trace_path, const std::string& shown_as,
-                               const IncidentContext& context, const std::string& md,
-                               const std::string& html) -> Status {
-      SessionOptions options;
-      options.input = trace_path;
-      options.suggest.target = "latency";
-      options.db = db;
-      ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(std::move(options)));
+    DiagnoseFn diagnose = [](AnalysisSession& session, const std::string& shown_as, const IncidentContext& context,
+                             const std::string& md, const std::string& html) -> Status {
       ReportInputs inputs;
-      inputs.session = session.get();
+      inputs.session = &session;
       ASSIGN_OR_RETURN(ReportData data, BuildReport(inputs));
       data.source = shown_as;  // not the working folder's path (renamed once complete)
       data.context_title = "Incident";

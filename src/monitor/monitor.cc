@@ -818,33 +818,62 @@ class Monitor {
     return st.ok();
   }
 
-  // The worker: flight recorder, deep trace, merged trace, diagnosis.
+  // The worker: flight recorder, deep trace, merged trace, diagnosis. The
+  // deep trace is diagnosed through the session its host functions were
+  // read from (analysed once); the flight recorder's file, where there is
+  // no deep trace, through a session over that file.
   void WriteIncident(Incident* inc) {
-    const std::string fr = inc->dir + "/flight_recorder.aiprof";
     if (o_.on_alert == OnAlert::kDump) FlushFlightRecorder(inc);
-    std::string diagnose_input;
+    std::unique_ptr<AnalysisSession> deep;
     if (o_.on_alert == OnAlert::kTrace) {
-      Status st = DeepTrace(inc);
+      Status st = DeepTrace(inc, &deep);
       inc->trace_status = st.ok() ? "written" : "failed: " + st.message();
-      if (st.ok()) {
-        inc->files.push_back("trace.aiprof");
-        diagnose_input = inc->dir + "/trace.aiprof";
-      }
+      if (st.ok()) inc->files.push_back("trace.aiprof");
     }
-    if (diagnose_input.empty() && inc->flight_recorder_status == "written") diagnose_input = fr;
-    if (!diagnose_input.empty() && diagnose_) {
-      const std::string file = diagnose_input.substr(inc->dir.size() + 1);
-      Status st = diagnose_(diagnose_input, IncidentFileLabel(file), Context(*inc), inc->dir + "/diagnosis.md",
-                            inc->dir + "/diagnosis.html");
-      inc->diagnosis_status = st.ok() ? "written from " + file : "failed: " + st.message();
-      if (st.ok()) {
-        inc->files.push_back("diagnosis.md");
-        inc->files.push_back("diagnosis.html");
-      }
+    if (deep) {
+      Diagnose(inc, *deep, "trace.aiprof");
+    } else if (inc->flight_recorder_status == "written") {
+      DiagnoseFile(inc, "flight_recorder.aiprof");
     }
   }
 
-  Status DeepTrace(Incident* inc) {
+  // An incident's analysis: the latency target, the baseline database.
+  SessionOptions IncidentSessionOptions(const std::string& path) const {
+    SessionOptions s;
+    s.input = path;
+    s.suggest.target = "latency";
+    s.db = o_.db;
+    return s;
+  }
+
+  // Writes diagnosis.md and .html of the incident's `file`, read through
+  // `session`; says how in diagnosis_status.
+  void Diagnose(Incident* inc, AnalysisSession& session, const std::string& file) {
+    if (!diagnose_) return;
+    Status st = diagnose_(session, IncidentFileLabel(file), Context(*inc), inc->dir + "/diagnosis.md",
+                          inc->dir + "/diagnosis.html");
+    inc->diagnosis_status = st.ok() ? "written from " + file : "failed: " + st.message();
+    if (st.ok()) {
+      inc->files.push_back("diagnosis.md");
+      inc->files.push_back("diagnosis.html");
+    }
+  }
+
+  // The same for a file of the incident the monitor did not build (the
+  // flight recorder the SDK wrote), imported here.
+  void DiagnoseFile(Incident* inc, const std::string& file) {
+    if (!diagnose_) return;
+    StatusOr<std::unique_ptr<AnalysisSession>> session =
+        AnalysisSession::Open(IncidentSessionOptions(inc->dir + "/" + file));
+    if (!session.ok()) {
+      inc->diagnosis_status = "failed: " + session.status().message();
+      return;
+    }
+    Diagnose(inc, **session, file);
+  }
+
+  // Sets *session, over the merged trace, once trace.aiprof is written.
+  Status DeepTrace(Incident* inc, std::unique_ptr<AnalysisSession>* session) {
     CaptureOptions c;
     c.pid = pid_;
     c.duration_ns = o_.trace_duration_ns;
@@ -947,15 +976,16 @@ class Monitor {
     trace->metadata["monitor.trace_start_ns"] = std::to_string(inc->trace_start_ns);
     trace->metadata["monitor.trace_end_ns"] = std::to_string(inc->trace_end_ns);
     trace->metadata["monitor.sdk_spans"] = sdk.ok() ? "flushed " + sdk_source : "none: " + sdk.status().message();
-    {
-      // The host functions are the summary's (its host samples), read
-      // through a session over the merged trace, as the report reads them.
-      std::unique_ptr<AnalysisSession> session = AnalysisSession::ForTrace(*trace);
-      inc->host_functions = HostFunctionsOf(*trace, session->results().Get(kSummary).host_samples, 10);
-    }
-    inc->slowest = FindSlowestRequest(*trace, inc->trace_start_ns, inc->trace_end_ns);
-    for (size_t i = 0; i < trace->samples.size(); ++i) inc->host_samples += trace->samples.callsite[i] != kNoCallsite;
-    return WriteNativeFile(*trace, inc->dir + "/trace.aiprof");
+    // The host functions are the summary's (its host samples), read
+    // through the session the diagnosis reads, as the report reads them.
+    std::shared_ptr<const Trace> merged = std::move(trace);
+    auto analysed = std::make_unique<AnalysisSession>(merged, IncidentSessionOptions(inc->dir + "/trace.aiprof"));
+    inc->host_functions = HostFunctionsOf(*merged, analysed->results().Get(kSummary).host_samples, 10);
+    inc->slowest = FindSlowestRequest(*merged, inc->trace_start_ns, inc->trace_end_ns);
+    for (size_t i = 0; i < merged->samples.size(); ++i) inc->host_samples += merged->samples.callsite[i] != kNoCallsite;
+    RETURN_IF_ERROR(WriteNativeFile(*merged, inc->dir + "/trace.aiprof"));
+    *session = std::move(analysed);
+    return OkStatus();
   }
 
   // Imports the framework layer's files (torch-<pid>.json + .sync, as the
@@ -1252,15 +1282,7 @@ class Monitor {
     } else if (mtime >= real_now - since_start_ns && CopyFile(exit_file, c->dir + "/flight_recorder.aiprof")) {
       c->flight_recorder_status = "written by the process at exit (" + exit_file + ")";
       c->files.push_back("flight_recorder.aiprof");
-      if (diagnose_) {
-        Status st = diagnose_(c->dir + "/flight_recorder.aiprof", IncidentFileLabel("flight_recorder.aiprof"),
-                              Context(*c), c->dir + "/diagnosis.md", c->dir + "/diagnosis.html");
-        c->diagnosis_status = st.ok() ? "written from flight_recorder.aiprof" : "failed: " + st.message();
-        if (st.ok()) {
-          c->files.push_back("diagnosis.md");
-          c->files.push_back("diagnosis.html");
-        }
-      }
+      DiagnoseFile(c, "flight_recorder.aiprof");
     } else {
       c->flight_recorder_status = "not available: the process wrote no file at exit (" + exit_file +
                                   "); a process killed by a signal cannot write one";

@@ -18,6 +18,8 @@
 
 namespace aiprof {
 
+class AnalysisSession;
+
 enum class OnAlert : uint8_t { kTrace, kDump, kNone };
 
 struct MonitorOptions {
@@ -49,14 +51,16 @@ struct MonitorOptions {
 
 // Rows describing an incident, shown at the top of its diagnosis.
 using IncidentContext = std::vector<std::pair<std::string, std::string>>;
-// Writes the diagnosis of `trace_path` as Markdown and HTML (the CLI passes
-// the report pipeline: src/cli/monitor_command.cc), naming its input
-// `shown_as` in the title and the Input row: the file's place in the
-// published incident folder, never the working folder it is written in
-// (renamed once complete, to a name known only then).
-using DiagnoseFn =
-    std::function<Status(const std::string& trace_path, const std::string& shown_as, const IncidentContext& context,
-                         const std::string& md_path, const std::string& html_path)>;
+// Writes the diagnosis of an incident's trace, read through `session` (the
+// monitor's own over the deep trace it merged, or one over the flight
+// recorder's file), as Markdown and HTML (the CLI passes the report
+// pipeline: src/cli/monitor_command.cc), naming its input `shown_as` in the
+// title and the Input row: the file's place in the published incident
+// folder, never the working folder it is written in (renamed once complete,
+// to a name known only then).
+using DiagnoseFn = std::function<Status(AnalysisSession& session, const std::string& shown_as,
+                                        const IncidentContext& context, const std::string& md_path,
+                                        const std::string& html_path)>;
 // A duration as the monitor's log lines say it: "0.5 s", "3.01 s", "60 s";
 // from 100 s on whole seconds, and from 2 minutes on with minutes and hours
 // beside them: "3597 s (59 min 57 s)", never "3.6e+03 s".
