@@ -395,14 +395,19 @@ def case_killedpid(args, tmp):
                             '5s', '--interval', '0.25s', '--timeout', '20s', '-o', out],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     load = subprocess.Popen([args.load, open(port_file).read().strip(), '4', '3'], stdout=subprocess.PIPE, text=True)
-    # The monitor's segment first (a sanitizer build under a loaded ctest
-    # can take seconds to start), then time for the SDK to attach to it.
-    deadline = time.time() + 15
-    while not os.path.exists('/dev/shm/aiprof-live-%d' % svc_pid) and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(2)
+    # Until the SDK has attached: the monitor says "watching pid N" once it
+    # has (a sanitizer build under a loaded ctest can take seconds to start;
+    # a fixed 2 s after its segment appeared stood for the SDK's attach, which
+    # polls every 250 ms). A monitor that fails to attach exits: EOF.
+    first = []
+    for line in mon.stderr:
+        first.append(line)
+        if 'watching pid %d' % svc_pid in line:
+            break
+    check(any('watching pid' in line for line in first), 'the monitor attached before the kill')
     os.kill(svc_pid, 15)
     o, err = mon.communicate(timeout=STEP_TIMEOUT)
+    err = ''.join(first) + err
     load.communicate(timeout=20)
     sys.stderr.write(err)
     check(mon.returncode == 4, '--pid, service killed: exit 4 (got %d)' % mon.returncode)
