@@ -169,6 +169,13 @@ def file_mode_tests(exe, tmp):
         check(stop(p) == 0, "server stopped cleanly")
 
 
+def cpu_seconds(pid):
+    """User and system CPU time of process `pid` so far, in seconds (/proc)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def raw(port, head, timeout=30):
     """A request head sent as given (hand-made headers); the status line
     and the Allow header of the answer, "" when there was none."""
@@ -305,9 +312,17 @@ def http_checks(exe, tmp):
             time.sleep(0.05)
         got = []
         q = "/api/runs/1/query?sql=" + urllib.parse.quote(endless)
+        cpu0 = cpu_seconds(p.pid)
         t = threading.Thread(target=lambda: got.append(raw(port, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % q)))
         t.start()
-        time.sleep(0.5)
+        # Until the query runs: the idle server spends no CPU, the endless
+        # query a core. (A fixed 0.5 s stood for it: on a loaded machine a
+        # request that reached the server only after the stop would be
+        # refused, not answered 503, with no fault of the server's.)
+        deadline = time.time() + 30
+        while time.time() < deadline and cpu_seconds(p.pid) - cpu0 < 0.3:
+            time.sleep(0.05)
+        check(cpu_seconds(p.pid) - cpu0 >= 0.3, "the endless query runs before the stop")
     finally:
         rc = stop(p)
     t.join(10)
