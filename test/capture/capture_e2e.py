@@ -904,7 +904,9 @@ def case_preflight(args):
 def case_pyframes(args):
     # Two pure-Python busy loops: the samples inside each loop's period (the
     # script's own clock) name that loop's function, in place of the
-    # interpreter's frames, under <module> and main.
+    # interpreter's frames, under <module> and main. Each loop spins 1 s of
+    # its thread's CPU time, so more than 50 samples fall inside it whatever
+    # the load (1 s of wall time left 38 and 48 to a starved process).
     script = os.path.join(os.path.dirname(os.path.abspath(args.torch_script)), 'py_busy.py')
     d = trace(args, [args.python, script], extra=('--scope', 'framework'))
     periods = {line.split()[0]: (int(line.split()[1]), int(line.split()[2])) for line in d['stdout'].splitlines()}
@@ -951,7 +953,9 @@ def case_pyframes(args):
 
 def case_pyfork(args):
     # Children made by os.fork (no multiprocessing) that busy-wait in
-    # spin_child for 0.8 s and leave by os._exit: the parent's sampler
+    # spin_child for 0.8 s of CPU time (so their samples, more than 100
+    # each, do not depend on the load; it was 0.8 s of wall time, and a
+    # starved child had 36) and leave by os._exit: the parent's sampler
     # thread is gone in them, the hook starts one of their own, whose lines
     # reach its file every 0.2 s. Without it no sample of theirs has a
     # Python frame. (A perf sample takes the Python stack sampled last up
