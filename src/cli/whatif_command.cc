@@ -9,6 +9,7 @@
 #include "src/cli/flags.h"
 #include "src/render/renderers.h"
 #include "src/report/whatif/whatif_report.h"
+#include "src/session/prediction_check.h"
 #include "src/session/session.h"
 
 namespace aiprof {
@@ -52,7 +53,7 @@ class WhatIfCommand : public Command {
     if (!db_.empty()) scope.workload = WorkloadSignature(session->trace());
     std::vector<WhatIfResult> results;
     for (Scenario& sc : parsed) {
-      RETURN_IF_ERROR(ResolveScenarioDevices(session->trace(), options_.analyze.devices_file, &sc));
+      RETURN_IF_ERROR(ResolveStatedScenarioDevices(session->trace(), options_.analyze.devices_file, &sc));
       results.push_back(session->WhatIf(sc));
       if (!db_.empty()) CorrectWhatIfByHistory(cards, &results.back(), scope);
     }

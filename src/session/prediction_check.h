@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/scenario/scenario.h"
 #include "src/analysis/validation/knowledge_card.h"
 #include "src/analysis/validation/prediction.h"
 #include "src/analysis/validation/statistics.h"
@@ -48,18 +49,40 @@ std::optional<InferredFix> InferAppliedFix(AnalysisSession& before, AnalysisSess
 // when it has none of that id (CheckPrediction's unknown --fix-id).
 const SuggestionOutcome* FindSuggestionOutcome(const SuggestResult& r, const std::string& id);
 
+// A suggestion's expected gain that no replay gives (a prior: impact x
+// efficacy; or the stored cards' measured gains) on a check's time base: the
+// gain is a share of the time per step (suggest: "28.0% to 35.1% of the time
+// per step"), so the step on `base_ns` is predicted as base x (1 - share):
+// the central figure at the midpoint share (suggest states no central
+// value), the interval base x (1 - gain_max) .. base x (1 - gain_min). The
+// check thereby restates suggest's own range as a change of its base, on
+// whichever base it measures (the finding's basis, the mean steady host
+// step, is a share's denominator, not a time to take off another base).
+struct GainOnBase {
+  double predicted_ns = 0, lo_ns = 0, hi_ns = 0;
+};
+GainOnBase PredictGainOnBase(double base_ns, double gain_min, double gain_max);
+
 // nullopt when no fix is named and none could be inferred (*why_not, when
 // given, says why), or a run has no steady step. An unknown --fix id is an
 // error listing the before run's suggestion ids.
 StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before, AnalysisSession& after,
                                                          const std::string& fix_id, std::string* why_not = nullptr);
 
+// ResolveScenarioDevices for a scenario a user stated (a flag's text:
+// whatif, validate, card and report --scenario): a device clause naming a
+// device the devices files lack, or one that needs 'from NAME', is a bad
+// command line (Status::Usage, exit 2) as ParseScenario's errors are; a
+// devices file that cannot be read stays an error of its own (exit 1).
+Status ResolveStatedScenarioDevices(const Trace& trace, const std::string& devices_file, Scenario* scenario);
+
 // The fix stated as a what-if scenario (card --scenario) instead of a
 // suggestion: the before run's replay of `scenario` against the after run,
 // on the steady steps' mean when `mean`, else their median, corrected by
 // the past cases of the same scenario among `history`
 // (CorrectWhatIfByHistory; empty: none). The error names the scenario's bad
-// clause or unknown device. nullopt when a run has no steady step.
+// clause or unknown device (ResolveStatedScenarioDevices). nullopt when a
+// run has no steady step.
 StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession& before, AnalysisSession& after,
                                                                  const std::string& scenario, bool mean,
                                                                  const std::string& devices_file,

@@ -320,6 +320,93 @@ TEST(InferAppliedFix, TheSpreadOfStepTimesIsNotAFix) {
   EXPECT_EQ(p.fix->confidence, "medium") << p.fix->how;
 }
 
+// A prior's gain range on a check's base, by hand: suggest's "25.0% to
+// 35.0% of the time per step" on an 80 ms base predicts 80 x (1 - 0.30) =
+// 56 ms (the midpoint share), interval 80 x (1 - 0.35) = 52 .. 80 x (1 -
+// 0.25) = 60 ms: changes of -30%, -35% and -25%, suggest's own range.
+TEST(PredictGainOnBase, AShareRangeIsRestatedOnTheChecksBase) {
+  const GainOnBase p = PredictGainOnBase(80'000'000, 0.25, 0.35);
+  EXPECT_NEAR(p.predicted_ns, 56'000'000, 1e-6);
+  EXPECT_NEAR(p.lo_ns, 52'000'000, 1e-6);
+  EXPECT_NEAR(p.hi_ns, 60'000'000, 1e-6);
+  EXPECT_NEAR(p.lo_ns / 80e6 - 1, -0.35, 1e-12);
+  EXPECT_NEAR(p.hi_ns / 80e6 - 1, -0.25, 1e-12);
+  // No gain predicts the base itself, a zero-width interval.
+  const GainOnBase none = PredictGainOnBase(80'000'000, 0, 0);
+  EXPECT_DOUBLE_EQ(none.predicted_ns, 80'000'000);
+  EXPECT_DOUBLE_EQ(none.lo_ns, 80'000'000);
+  EXPECT_DOUBLE_EQ(none.hi_ns, 80'000'000);
+}
+
+// The cast_roundtrip pair (test/data/pairs), by python over the raw JSON:
+// 12 host-only ProfilerStep spans a side; before: median 32.661 ms, mean
+// 27.5745 ms; its 96 outermost aten::to take 116.001 ms, 9.66675 ms a step,
+// 35.0569% of the mean step; keep_one_dtype's efficacy [0.8, 1.0] gives
+// suggest's "28.0% to 35.1% of the time per step" (0.280455 .. 0.350569).
+// After: median 16.6655 ms. The check restates that range on its base, the
+// median 32.661 ms: predicted 32.661 x (1 - 0.315512) = 22.356 ms, interval
+// 32.661 x (1 - 0.350569) = 21.211 .. 32.661 x (1 - 0.280455) = 23.501 ms;
+// error 22.356 / 16.6655 - 1 = +34.1%, a miss. It took 27.5745 x share off
+// 32.661 before: 23.96 ms (-26.6%), below suggest's low end of 28%.
+TEST(CheckPrediction, APriorRestatesSuggestsRangeOnTheMedianWallTime) {
+  InferredOnPair p;
+  ASSERT_NO_FATAL_FAILURE(InferOnPair("cast_roundtrip", &p));
+  auto check = CheckPrediction(*p.before, *p.after, "");
+  ASSERT_TRUE(check.ok()) << check.status().message();
+  ASSERT_TRUE(check->has_value()) << p.why_not;
+  const PredictionCheck& c = **check;
+  EXPECT_EQ(c.fix_id, "keep_one_dtype");
+  EXPECT_EQ(c.source, kGainFromPrior);
+  EXPECT_EQ(c.before_steps, 12u);
+  EXPECT_NEAR(c.before_ns, 32'661'000, 1);
+  EXPECT_NEAR(c.measured_ns, 16'665'500, 1);
+  const double lo_share = 0.8 * 9.66675 / 27.5745, hi_share = 9.66675 / 27.5745;
+  EXPECT_NEAR(c.predicted_ns, 32'661'000 * (1 - (lo_share + hi_share) / 2), 2);
+  EXPECT_NEAR(c.predicted_lo_ns, 32'661'000 * (1 - hi_share), 2);
+  EXPECT_NEAR(c.predicted_hi_ns, 32'661'000 * (1 - lo_share), 2);
+  EXPECT_NEAR(c.predicted_ns, 22'356'000, 1'000);
+  EXPECT_NEAR(c.predicted_lo_ns, 21'211'000, 1'000);
+  EXPECT_NEAR(c.predicted_hi_ns, 23'501'000, 1'000);
+  // The same range suggest states for this fix of this run.
+  auto sug = p.before->suggestions();
+  ASSERT_TRUE(sug.ok());
+  const SuggestionOutcome* o = FindSuggestionOutcome(**sug, "keep_one_dtype");
+  ASSERT_NE(o, nullptr);
+  EXPECT_NEAR(1 - c.predicted_hi_ns / c.before_ns, o->gain_min, 1e-12);
+  EXPECT_NEAR(1 - c.predicted_lo_ns / c.before_ns, o->gain_max, 1e-12);
+  EXPECT_NE(c.time_base.find("the prior's gain (28.0% to 35.1%, as suggest states it) taken as that share of this "
+                             "base: 32.66 ms x (1 - 35.1%) .. 32.66 ms x (1 - 28.0%)"),
+            std::string::npos)
+      << c.time_base;
+  EXPECT_NE(c.time_base.find("the mean steady host step (27.57 ms)"), std::string::npos) << c.time_base;
+  EXPECT_NEAR(c.error, 22.356 / 16.6655 - 1, 1e-3);
+  EXPECT_FALSE(c.hit);
+  EXPECT_TRUE(c.agrees);  // measured interval 10.47 .. 26.19 ms
+  const std::string line = DescribePredictionCheck(c);
+  EXPECT_NE(line.find("MISSED, +34.1%"), std::string::npos) << line;
+  EXPECT_NE(line.find("before 32.66 ms -> predicted 22.36 ms (-31.6%) -> measured 16.67 ms (-49.0%)"),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find(", the verdict is a miss: the intervals overlap, which says only"), std::string::npos) << line;
+}
+
+// A device clause is the scenario's text: an unknown device is a bad command
+// line (exit 2) as a bad verb is; a devices file that cannot be read is not.
+TEST(ResolveStatedScenarioDevices, AnUnknownDeviceIsABadCommandLine) {
+  auto trace = testing::ImportJsonText(testing::CheckpointTrace(1));
+  ASSERT_TRUE(trace);
+  auto sc = ParseScenario("device Z80");
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  Status st = ResolveStatedScenarioDevices(*trace, "", &*sc);
+  EXPECT_TRUE(st.usage()) << st.message();
+  EXPECT_NE(st.message().find("scenario clause 'device Z80': unknown device 'Z80'"), std::string::npos)
+      << st.message();
+  testing::TempDir dir;
+  Status file = ResolveStatedScenarioDevices(*trace, dir.path() + "/no_such_devices.yaml", &*sc);
+  EXPECT_FALSE(file.ok());
+  EXPECT_FALSE(file.usage()) << file.message();
+}
+
 // The order-statistic interval of the median (MedianWithInterval) and its
 // coverage 1 - 2·P(Binomial(n, 1/2) <= k - 1), by hand: 6 steps, k = 1,
 // 1 - 2/64 = 0.96875, [min, max]; 10 steps, k = 2, 1 - 2·11/1024 =
@@ -385,6 +472,31 @@ TEST(PredictionVerdict, AMissInsideAWideIntervalLeadsWithTheMiss) {
   EXPECT_FALSE(r.too_wide);
   EXPECT_NE(DescribePredictionCheck(r).find("hit, +3.0%"), std::string::npos) << DescribePredictionCheck(r);
   EXPECT_NE(DescribePredictionCheck(r).find(", the measurement inside it"), std::string::npos);
+  // A miss whose intervals overlap, and one whose interval holds the
+  // measurement, neither too wide: the line says the verdict is a miss.
+  // By hand: 100 [95, 105] against 80 [70, 96]: +25.0%; 100 [80, 120]
+  // against 85: +17.6%.
+  PredictionCheck o = RunCheck(120'000'000, 100'000'000, 95'000'000, 105'000'000, 12);
+  o.measured_ns = 80'000'000;
+  o.measured_lo_ns = 70'000'000;
+  o.measured_hi_ns = 96'000'000;
+  JudgePrediction(&o);
+  ASSERT_TRUE(!o.hit && o.agrees && !o.within && !o.too_wide);
+  const std::string overlap = DescribePredictionCheck(o);
+  EXPECT_NE(overlap.find("MISSED, +25.0%"), std::string::npos) << overlap;
+  EXPECT_NE(overlap.find(", the verdict is a miss: the intervals overlap, which says only that the measured interval "
+                         "reaches into the predicted one, not that the prediction came within the 15% bar"),
+            std::string::npos)
+      << overlap;
+  PredictionCheck w = RunCheck(120'000'000, 100'000'000, 80'000'000, 120'000'000, 12);
+  w.measured_ns = 85'000'000;
+  w.measured_lo_ns = 84'000'000;
+  w.measured_hi_ns = 86'000'000;
+  JudgePrediction(&w);
+  ASSERT_TRUE(!w.hit && w.within && !w.too_wide);
+  EXPECT_NE(DescribePredictionCheck(w).find(", the measurement inside it, but the verdict is a miss"),
+            std::string::npos)
+      << DescribePredictionCheck(w);
 }
 
 // A scenario's prediction corrected by a past case (validate/card/report

@@ -384,12 +384,19 @@ def main():
     open(sql_file, "w").write("SELECT 1")
     bad_sc = "scale aten::mm x"
     says_sc = "scenario clause 'scale aten::mm x': FACTOR must be a number"
+    bad_dev = "device Z80"
+    says_dev = "scenario clause 'device Z80': unknown device 'Z80' (known: "
     pair = ("--before", real, "--after", other)
     for args, says in [(("whatif", real, "--scenario", bad_sc), says_sc),
                        (("whatif", real, "--scenario", "remove aten::mm", "--scenario", bad_sc), says_sc),
                        (("validate", *pair, "--scenario", bad_sc), says_sc),
                        (("card", *pair, "--scenario", bad_sc), says_sc),
                        (("report", real, "--before", other, "--scenario", bad_sc, "-o", out_md), says_sc),
+                       # A device clause is the scenario's text too (it exited 1).
+                       (("whatif", real, "--scenario", bad_dev), says_dev),
+                       (("validate", *pair, "--scenario", bad_dev), says_dev),
+                       (("card", *pair, "--scenario", bad_dev, "--db", os.path.join(tmp, "never.db")), says_dev),
+                       (("report", real, "--before", other, "--scenario", bad_dev, "-o", out_md), says_dev),
                        (("report", real, "--scenario", "remove aten::mm", "-o", out_md), "--scenario needs --before"),
                        (("validate", *pair, "--statistic", "mean"), "--statistic needs --scenario"),
                        (("validate", *pair, "--metrics", "latncy"), "unknown metric 'latncy'"),
@@ -402,6 +409,11 @@ def main():
         rc, _, err = run(exe, *args)
         check(rc == 2 and says in err and not os.path.exists(out_md),
               "%s: exit 2 (%d): %s" % (" ".join(a for a in args if a not in (real, other)), rc, err.strip()[:200]))
+    # A device clause whose devices file cannot be read: the file's fault, 1.
+    no_devices = os.path.join(tmp, "no_devices.yaml")
+    rc, _, err = run(exe, "whatif", real, "--scenario", "device H100-SXM5-80GB", "--devices", no_devices)
+    check(rc == 1 and "cannot read devices file " + no_devices in err,
+          "whatif --devices (missing file) --scenario 'device H100-SXM5-80GB': exit 1 (%d): %s" % (rc, err.strip()[:200]))
 
     # The listening commands and push follow the same rule (audit2 item 8:
     # monitor's --alert, --latency-buckets, --metrics-listen and serve's

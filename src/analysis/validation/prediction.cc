@@ -108,6 +108,19 @@ std::string DescribePredictionCheck(const PredictionCheck& c) {
     std::snprintf(wide, sizeof wide, "%.0f%%", kTooWideInterval * 100);
     out += std::string(" is too wide to tell (it reaches beyond +-") + wide + " of the prediction): that " +
            (c.within ? "the measurement lies inside it" : "the intervals overlap") + " confirms nothing";
+  } else if (!c.hit && (c.within || c.agrees)) {
+    // A miss stays a miss: the verdict is the bar's, on the central figures.
+    // The measurement inside the interval says it reaches further than the
+    // bar; an overlap, only that the after run's steps spread into the
+    // predicted range (docs/validation.md, "A miss is a miss").
+    char bar[16];
+    std::snprintf(bar, sizeof bar, "%.0f%%", kPredictionAccuracyBar * 100);
+    out += c.within ? std::string(", the measurement inside it, but the verdict is a miss: the interval reaches further "
+                                  "from the prediction than the ") +
+                          bar + " bar"
+                    : std::string(", the verdict is a miss: the intervals overlap, which says only that the measured "
+                                  "interval reaches into the predicted one, not that the prediction came within the ") +
+                          bar + " bar";
   } else {
     out += c.within   ? ", the measurement inside it"
            : c.agrees ? ", the intervals overlap"
