@@ -252,10 +252,9 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     const bool prior = o->gain_source == kGainFromPrior;
     const std::string base = FormatDurationNs(b.mean);
     c.time_base += std::string("; ") + (prior ? "the prior's gain" : "the expected gain") + " (" + range +
-                   ", as suggest states it) taken as that share of this base: " + base +
-                   " x (1 - " + FormatPercent(o->gain_max) + ") .. " + base + " x (1 - " +
-                   FormatPercent(o->gain_min) + "), the prediction at the midpoint share (" +
-                   FormatPercent((o->gain_min + o->gain_max) / 2) + ")";
+                   ", as suggest states it) taken as that share of this base: " + base + " x (1 - " +
+                   FormatPercent(o->gain_max) + ") .. " + base + " x (1 - " + FormatPercent(o->gain_min) +
+                   "), the prediction at the midpoint share (" + FormatPercent((o->gain_min + o->gain_max) / 2) + ")";
     const Impact& impact = o->finding->impact;
     if (impact.quantified && impact.basis == "per step" && impact.basis_ns > 0) {
       c.time_base += "; suggest's shares are of the finding's basis, the mean steady host step (" +

@@ -120,7 +120,6 @@ MeanInterval SteadyStepTime(AnalysisSession& s, const PredictionCheck& c);
 // the span of the runs' own intervals. `before` must not be empty.
 PredictionCheck PoolPredictionRuns(const std::vector<PredictionCheck>& before, const std::vector<MeanInterval>& after);
 
-
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_SESSION_PREDICTION_CHECK_H_

@@ -399,8 +399,7 @@ TEST(ResolveStatedScenarioDevices, AnUnknownDeviceIsABadCommandLine) {
   ASSERT_TRUE(sc.ok()) << sc.status().message();
   Status st = ResolveStatedScenarioDevices(*trace, "", &*sc);
   EXPECT_TRUE(st.usage()) << st.message();
-  EXPECT_NE(st.message().find("scenario clause 'device Z80': unknown device 'Z80'"), std::string::npos)
-      << st.message();
+  EXPECT_NE(st.message().find("scenario clause 'device Z80': unknown device 'Z80'"), std::string::npos) << st.message();
   testing::TempDir dir;
   Status file = ResolveStatedScenarioDevices(*trace, dir.path() + "/no_such_devices.yaml", &*sc);
   EXPECT_FALSE(file.ok());

@@ -115,11 +115,13 @@ std::string DescribePredictionCheck(const PredictionCheck& c) {
     // predicted range (docs/validation.md, "A miss is a miss").
     char bar[16];
     std::snprintf(bar, sizeof bar, "%.0f%%", kPredictionAccuracyBar * 100);
-    out += c.within ? std::string(", the measurement inside it, but the verdict is a miss: the interval reaches further "
-                                  "from the prediction than the ") +
+    out += c.within ? std::string(
+                          ", the measurement inside it, but the verdict is a miss: the interval reaches further "
+                          "from the prediction than the ") +
                           bar + " bar"
-                    : std::string(", the verdict is a miss: the intervals overlap, which says only that the measured "
-                                  "interval reaches into the predicted one, not that the prediction came within the ") +
+                    : std::string(
+                          ", the verdict is a miss: the intervals overlap, which says only that the measured "
+                          "interval reaches into the predicted one, not that the prediction came within the ") +
                           bar + " bar";
   } else {
     out += c.within   ? ", the measurement inside it"
