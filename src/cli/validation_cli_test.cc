@@ -14,6 +14,7 @@
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/validation_test_util.h"
 #include "src/cli/command.h"
+#include "test/util/compress.h"
 #include "test/util/temp_file.h"
 
 namespace aiprof {
@@ -230,8 +231,16 @@ TEST(ValidationCliTest, CardOfAScenarioCorrectsTheNextWhatIfAndValidate) {
   EXPECT_GT(p.before_ns, p.predicted_ns);
   EXPECT_NE(card.find("**Before step wall time:**"), std::string::npos) << card;
 
+  // The case corrects a prediction for the same workload from another
+  // input (the same trace in other bytes), never one for the trace it was
+  // measured from: that is its own outcome.
   const std::string out = dir.Path("w.json");
-  ASSERT_EQ(Cli({"whatif", before, "--scenario", " remove   aten::to ", "--db", db, "--format", "json", "-o", out}),
+  ASSERT_EQ(Cli({"whatif", before, "--scenario", "remove aten::to", "--db", db, "--format", "json", "-o", out}),
+            kExitOk);
+  EXPECT_EQ(ReadFile(out).find("\"history\":{\"cases\":1"), std::string::npos) << ReadFile(out);
+  EXPECT_NE(ReadFile(out).find("left out: 1 measured from this very trace"), std::string::npos) << ReadFile(out);
+  const std::string copy = dir.Write("cast_roundtrip_before.json", testing::GunzipFile(before));
+  ASSERT_EQ(Cli({"whatif", copy, "--scenario", " remove   aten::to ", "--db", db, "--format", "json", "-o", out}),
             kExitOk);
   std::string json = ReadFile(out);
   // One case on the mean: b = ln(m/p)/σ² / (1/σ² + 1/τ²), σ = 0.15, τ = 0.25.
@@ -364,10 +373,15 @@ TEST(ValidationCliTest, RepeatedCardsAreOneCaseOfTheirOwnWorkload) {
   ASSERT_TRUE((*cards)[0].prediction);
   EXPECT_FALSE((*cards)[0].prediction->before_input.empty());
   EXPECT_FALSE((*cards)[0].prediction->workload.empty());
-  // whatif on the before trace: the four cards are one case (the figures of
-  // one case: 130.66 ms corrected to 127.85 ms, interval 79.22 .. 193.20 ms).
+  // whatif on the before trace in other bytes (a plain JSON copy): the four
+  // cards are one case (the figures of one case: 130.66 ms corrected to
+  // 127.85 ms, interval 79.22 .. 193.20 ms). On the very file they were
+  // measured from, none counts.
   const std::string w = dir.Path("w.txt");
   ASSERT_EQ(Cli({"whatif", before, "--scenario", "overlap-data-loading 4", "--db", db, "-o", w}), kExitOk);
+  EXPECT_NE(ReadFile(w).find("left out: 4 measured from this very trace"), std::string::npos) << ReadFile(w);
+  const std::string copy = dir.Write("resnet50_num_workers_0.json", testing::GunzipFile(before));
+  ASSERT_EQ(Cli({"whatif", copy, "--scenario", "overlap-data-loading 4", "--db", db, "-o", w}), kExitOk);
   const std::string text = ReadFile(w);
   EXPECT_NE(text.find("corrected by 1 past case(s)"), std::string::npos) << text;
   EXPECT_NE(text.find("127.85 ms"), std::string::npos) << text;

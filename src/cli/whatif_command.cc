@@ -48,9 +48,14 @@ class WhatIfCommand : public Command {
     if (!db_.empty()) {
       ASSIGN_OR_RETURN(cards, AllCards(db_));
     }
-    // Past cases count on this trace's workload only (docs/whatif.md).
+    // Past cases count on this trace's workload only (docs/whatif.md),
     HistoryScope scope;
-    if (!db_.empty()) scope.workload = WorkloadSignature(session->trace());
+    // and never the outcome of this very trace (a card measured from it).
+    if (!db_.empty()) {
+      scope.workload = WorkloadSignature(session->trace());
+      StatusOr<std::string> id = InputIdentity(in_.input);
+      if (id.ok()) scope.predicted_input = std::move(id).value();
+    }
     std::vector<WhatIfResult> results;
     for (Scenario& sc : parsed) {
       RETURN_IF_ERROR(ResolveStatedScenarioDevices(session->trace(), options_.analyze.devices_file, &sc));

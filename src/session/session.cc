@@ -110,6 +110,11 @@ StatusOr<const SuggestResult*> AnalysisSession::suggestions() {
       HistoryScope scope;
       scope.workload = WorkloadSignature(*trace_);
       scope.checked_inputs = options_.history_checked_inputs;
+      struct stat st;
+      if (!db.empty() && ::stat(db.c_str(), &st) == 0) {  // hashes the input only where cards can be read
+        StatusOr<std::string> id = InputIdentity(options_.input);
+        if (id.ok()) scope.predicted_input = std::move(id).value();
+      }
       RETURN_IF_ERROR(AttachHistory(db, &s, scope));
       RankSuggestions(&s);
     }

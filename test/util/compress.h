@@ -36,6 +36,22 @@ inline std::string ZstdBytes(const std::string& in) {
   return out;
 }
 
+// The decompressed content of the gzip file at `path` ("" and a test
+// failure when it cannot be read): the same trace in other bytes, another
+// input to InputIdentity.
+inline std::string GunzipFile(const std::string& path) {
+  std::string out;
+  gzFile f = gzopen(path.c_str(), "rb");
+  EXPECT_NE(f, nullptr) << path;
+  if (f == nullptr) return out;
+  char buf[1 << 16];
+  int n = 0;
+  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+  EXPECT_EQ(n, 0) << path;
+  gzclose(f);
+  return out;
+}
+
 }  // namespace aiprof::testing
 
 #endif  // AIPROF_TEST_UTIL_COMPRESS_H_

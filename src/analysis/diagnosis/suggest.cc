@@ -135,8 +135,9 @@ std::string GainOrigin(const SuggestionOutcome& o) {
            (s.mean ? "mean, as the scenario acts on one step in N; interval " : "median; interval ") +
            FormatDurationNs(s.predicted_lo_ns) + " .. " + FormatDurationNs(s.predicted_hi_ns) + ", " +
            std::to_string(s.steps) + (s.steps == 1 ? " step" : " steps") +
-           (s.history_cases ? "; corrected from " + FormatDurationNs(s.uncorrected_ns) + " by " + s.history_from
-                            : std::string()) +
+           (s.history_cases        ? "; corrected from " + FormatDurationNs(s.uncorrected_ns) + " by " + s.history_from
+            : !s.history_from.empty() ? "; not corrected by history: " + s.history_from
+                                      : std::string()) +
            ")";
   }
   if (o.gain_source == kGainFromCards) return "measured by knowledge cards";

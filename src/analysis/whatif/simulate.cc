@@ -67,6 +67,10 @@ PastCases SelectPastCases(const std::vector<KnowledgeCard>& cards, const std::st
       ++out.checked;
       continue;
     }
+    if (!scope.predicted_input.empty() && p.before_input == scope.predicted_input) {
+      ++out.same_trace;
+      continue;
+    }
     if (!scope.workload.empty() && WorkloadSimilarity(scope.workload, p.workload) < kSameWorkloadSimilarity) {
       ++out.other_workload;
       continue;
@@ -102,6 +106,10 @@ std::string DescribePastCases(const PastCases& cases) {
     left.push_back(std::to_string(cases.other_workload) + " of another workload (or stored without one)");
   }
   if (cases.checked) left.push_back(std::to_string(cases.checked) + " of the very inputs being checked");
+  if (cases.same_trace) {
+    left.push_back(std::to_string(cases.same_trace) +
+                   " measured from this very trace (its outcome, not a past case: its card holds what was measured)");
+  }
   if (!left.empty()) {
     out += out.empty() ? "no past case counted; left out: " : "; left out: ";
     for (size_t i = 0; i < left.size(); ++i) out += (i ? ", " : "") + left[i];

@@ -52,6 +52,11 @@ struct HistoryScope {
   // --before): a case whose before or after input is one of them is the
   // measurement being checked, and is left out.
   std::vector<std::string> checked_inputs;
+  // InputIdentity of the trace being predicted (whatif, suggest, report):
+  // a case measured from it (its before input) is this very trace's
+  // outcome, not a past case: counting it would correct the prediction by
+  // the answer it predicts (trial sceptic, finding 2). Left out.
+  std::string predicted_input;
 };
 
 // The cases that count, and what was left out.
@@ -61,6 +66,7 @@ struct PastCases {
   size_t repeats = 0;               // cards of a pair already counted
   size_t other_workload = 0;        // of another workload, or of none recorded
   size_t checked = 0;               // of the inputs being checked
+  size_t same_trace = 0;            // measured from the trace being predicted
 };
 PastCases SelectPastCases(const std::vector<KnowledgeCard>& cards, const std::string& statistic,
                           const std::function<bool(const CardPrediction&)>& same_fix, const HistoryScope& scope);

@@ -150,7 +150,8 @@ TEST(SimulateTest, CasesThatAgreeKeepAPriorSpread) {
 }
 
 // A case corrects its own workload only, and never the inputs being
-// checked (a check of a stored pair against itself).
+// checked (a check of a stored pair against itself) nor the trace it was
+// measured from.
 TEST(SimulateTest, CasesAreScopedToTheWorkloadAndLeaveOutTheCheckedInputs) {
   KnowledgeCard past;
   past.scene = "resnet50";
@@ -178,6 +179,15 @@ TEST(SimulateTest, CasesAreScopedToTheWorkloadAndLeaveOutTheCheckedInputs) {
   checked.checked_inputs = {"a-1"};
   EXPECT_EQ(corrected(checked, &from), 0u);
   EXPECT_NE(from.find("1 of the very inputs being checked"), std::string::npos) << from;
+  // Nor the trace being predicted: a case measured from it (its before
+  // input) is its own outcome; one measured into it (its after input) is a
+  // past case of another trace, and counts.
+  HistoryScope predicted = same;
+  predicted.predicted_input = "b-1";
+  EXPECT_EQ(corrected(predicted, &from), 0u);
+  EXPECT_NE(from.find("left out: 1 measured from this very trace"), std::string::npos) << from;
+  predicted.predicted_input = "a-1";
+  EXPECT_EQ(corrected(predicted, &from), 1u);
   // A card stored before workloads were recorded corrects no known workload.
   past.prediction->workload.clear();
   EXPECT_EQ(corrected(same, &from), 0u);

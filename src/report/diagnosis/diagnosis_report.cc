@@ -136,7 +136,10 @@ Tree TreeStr(std::string_view s) { return Tree::String(s); }
 }  // namespace
 
 Tree PriorCapTree(const SuggestionOutcome& o) {
-  if (!o.prior_cap || !o.finding->impact.replayed) return Tree::Null();
+  // A prior's bound only: a simulated (or measured) gain replaces the prior
+  // and its cap, which said "applied" beside a larger simulated maximum
+  // (trial sceptic, finding 4).
+  if (o.gain_source != kGainFromPrior || !o.prior_cap || !o.finding->impact.replayed) return Tree::Null();
   Tree cap = Tree::Map();
   cap.Set("max", TreeNum(*o.prior_cap));
   cap.Set("scenario", TreeStr(o.finding->impact.replayed->scenario));
@@ -160,6 +163,8 @@ Tree SimulatedGainTree(const SimulatedGain& g) {
   interval.Push(TreeNum(g.predicted_hi_ns / 1e6));
   sim.Set("history_cases", TreeNum(static_cast<double>(g.history_cases)));
   sim.Set("uncorrected_step_ms", TreeNum((g.history_cases ? g.uncorrected_ns : g.predicted_ns) / 1e6));
+  // The cases counted and those left out, and why (with a database only).
+  if (!g.history_from.empty()) sim.Set("history_from", TreeStr(g.history_from));
   return sim;
 }
 
@@ -175,6 +180,7 @@ Tree SuggestionTree(const SuggestionOutcome& o) {
   Tree& gain = s.Set("expected_gain", Tree::Map());
   gain.Set("min", TreeNum(o.gain_min));
   gain.Set("max", TreeNum(o.gain_max));
+  if (std::optional<double> central = CentralSimulatedGain(o)) gain.Set("central", TreeNum(*central));
   gain.Set("basis", TreeStr(GainBasis(o)));
   gain.Set("source", TreeStr(o.gain_source));
   if (Tree cap = PriorCapTree(o); cap.kind() == Tree::Kind::kMap) gain.Set("cap", std::move(cap));

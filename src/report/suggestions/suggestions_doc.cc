@@ -1,5 +1,8 @@
 #include "src/report/suggestions/suggestions_doc.h"
 
+#include <optional>
+
+#include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/rules/rule.h"
 #include "src/report/diagnosis/diagnosis_report.h"
 
@@ -45,6 +48,7 @@ Tree Outcome(const SuggestionOutcome& o) {
   Tree& gain = m.Set("expected_gain", Tree::Map());
   gain.Set("min", Tree::Number(o.gain_min));
   gain.Set("max", Tree::Number(o.gain_max));
+  if (std::optional<double> central = CentralSimulatedGain(o)) gain.Set("central", Tree::Number(*central));
   gain.Set("of", Tree::String(GainBasis(o)));
   gain.Set("of_ms", Tree::Number(o.simulation ? o.simulation->measured_ns / 1e6 : o.finding->impact.basis_ns / 1e6));
   gain.Set("source", Tree::String(o.gain_source));

@@ -288,7 +288,7 @@ void AddScenario(const WhatIfResult& r, const Reading& g, render::Section* sec) 
     // that holds none of this scenario, or a mistyped path).
     auto say = [](const char* statistic, const WhatIfResult::History& h) {
       return h.cases == 0
-                 ? std::string("the ") + statistic + " is not corrected (no past case of this scenario measured on it)"
+                 ? std::string("the ") + statistic + " is not corrected (no past case of this scenario counts for it)"
                  : std::string("the ") + statistic + " is corrected by " + std::to_string(h.cases) +
                        " past case(s) of this scenario, from " + FormatDurationNs(h.uncorrected_ns);
     };
