@@ -29,7 +29,17 @@ class DiffCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("diff", "Structural diff of two runs: attribution trees aligned (module → op → kernel), what was added, removed, slower, faster, or called fewer or more times per step");
     in_.Add(sub, "Run A (before): trace file or folder, or .aiprof", /*several=*/false);
-    sub->add_option("b", input_b_, "Run B (after): trace file or folder, or .aiprof")->required();
+    sub->add_option("b", input_b_, "Run B (after): trace file or folder, or .aiprof");
+    // Both runs checked here, not by CLI11's `required`, whose message named
+    // the argument ("b is required") and not what diff needs.
+    sub->get_option("input")->required(false);
+    sub->callback([this] {
+      if (in_.input.empty() || input_b_.empty()) {
+        throw CLI::ValidationError(std::string("diff needs two runs: aiprof diff A B (A the run before, B the run "
+                                               "after; each a trace file or folder, or .aiprof); ") +
+                                   (in_.input.empty() ? "none was given" : "only A was given"));
+      }
+    });
     out_.AddDocument(sub, {.yaml = true, .tables = true}, "Write here (atomically) instead of standard output");
     sub->add_option("--map", map_path_, "Name map (YAML): op, module or kernel names of A → names of B, /regex/ allowed (docs/diff.md)");
     AddTopFlag(sub, &top_, "Changes and renamed pairs to list (default 20, 0 = all); per-node statistics for as many");

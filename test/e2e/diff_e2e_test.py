@@ -610,6 +610,81 @@ def launchers(events):
     return out
 
 
+def kernels_under(events, op):
+    """[(kernel name, dur us)] of the device activity launched by a runtime call whose innermost
+    enclosing cpu_op is named `op` (correlation id -> runtime call -> cpu_op), in launch order."""
+    runtime = {}
+    ops_by_thread = {}
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        corr = (e.get("args") or {}).get("correlation")
+        if e.get("cat") in ("cuda_runtime", "cuda_driver") and corr is not None:
+            runtime[corr] = e
+        if e.get("cat") == "cpu_op":
+            ops_by_thread.setdefault((e["pid"], e["tid"]), []).append(e)
+    out = []
+    for e in events:
+        if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        r = runtime.get((e.get("args") or {}).get("correlation"))
+        if r is None:
+            continue
+        inner = [o for o in ops_by_thread.get((r["pid"], r["tid"]), [])
+                 if o["ts"] <= r["ts"] and o["ts"] + o["dur"] >= r["ts"] + r["dur"]]
+        if inner and max(inner, key=lambda o: o["ts"])["name"] == op:
+            out.append((r["ts"], e["name"], e["dur"]))
+    return [(n, d) for _, n, d in sorted(out)]
+
+
+def falcon_conv_pairing(a, folder):
+    """Finding 5 of trial_sceptic: the H100 convolution kernel (cuDNN's CUTLASS fprop, 98.2 us) was
+    paired by position with an MI300 transpose (batched_transpose_256x4_half, 4.7 us) and ranked
+    "faster -95%". Kernels of the convolution pair by kind (docs/diff.md, "Alignment rules"): the
+    fprop with MIOpen's igemm_fwd, at the raw durations of the two kernels; the transposes with
+    transposes; no pair puts a convolution/GEMM kernel beside a kernel of another kind."""
+    model = "Falconsai_nsfw_image_detection__1016002"
+    h100 = os.path.join(folder, "h100__%s.json.gz" % model)
+    mi300 = os.path.join(folder, "mi300__%s.json.gz" % model)
+    ka = kernels_under(load_events(h100), "aten::cudnn_convolution")
+    kb = kernels_under(load_events(mi300), "aten::miopen_convolution")
+    conv_a = [(n, d) for n, d in ka if "fprop" in n]
+    conv_b = [(n, d) for n, d in kb if n.startswith("igemm_fwd")]
+    check(len(conv_a) == 1 and len(conv_b) == 1,
+          "falcon: one convolution kernel per run in the raw traces (%s; %s)" % (conv_a, conv_b))
+    if len(conv_a) != 1 or len(conv_b) != 1:
+        return
+    doc = run_diff(a.aiprof, h100, mi300, "--top", "0")
+    steps_a, steps_b = kv(doc, "diff")["steps_a"], kv(doc, "diff")["steps_b"]
+    check(steps_a == 1 and steps_b == 1, "falcon: one steady step per run (%s, %s)" % (steps_a, steps_b))
+    renamed = table(doc, "renamed", "renamed")
+    pair = [r for r in renamed if r["kind"] == "device" and r["path"].endswith(conv_a[0][0] + " → " + conv_b[0][0])]
+    check(len(pair) == 1 and pair[0]["match"] == "through op"
+          and abs(pair[0]["a_ns"] - conv_a[0][1] * 1000) < 1 and abs(pair[0]["b_ns"] - conv_b[0][1] * 1000) < 1,
+          "falcon: the fprop kernel pairs with igemm_fwd through the op, at the raw %.1f -> %.1f us (%s)"
+          % (conv_a[0][1], conv_b[0][1], [(r["match"], r["a_ns"], r["b_ns"]) for r in pair]))
+    def matrix(name):
+        # Attention first: FlashAttention's kernels are CUTLASS templates.
+        n = name.lower()
+        return (not any(w in n for w in ("flash", "attn", "fmha", "attention"))
+                and (n.startswith("cijk_") or any(w in n for w in ("fprop", "gemm", "cutlass", "conv"))))
+    mixed = []
+    for r in renamed + table(doc, "changes", "changes"):
+        last = r["path"].split(" / ")[-1]
+        if r["kind"] == "device" and " → " in last:
+            x, y = last.split(" → ", 1)
+            if matrix(x) != matrix(y):
+                mixed.append((r["match"], last[:120]))
+    check(not mixed, "falcon: no kernel pair puts a convolution/GEMM kernel beside another kind (%s)" % mixed[:3])
+    transposes = [r for r in renamed if r["kind"] == "device"
+                  and any(w in r["path"].split(" / ")[-1].lower() for w in ("nchwtonhwc", "nhwctonchw"))]
+    check(len(transposes) == 2 and all("batched_transpose" in r["path"].split(" / ")[-1] for r in transposes),
+          "falcon: cuDNN's two layout conversions pair with MIOpen transposes (%s)"
+          % [r["path"].split(" / ")[-1][-60:] for r in transposes])
+    ranked = [r["path"].split(" / ")[-1] for r in table(doc, "changes", "changes") if r["match"] == "by position, unverified"]
+    check(not ranked, "falcon: no pair made by position alone is ranked (%s)" % ranked[:2])
+
+
 def tracelens(a):
     folder = os.path.join(a.fixtures, "tracelens")
     ref = json.load(open(os.path.join(folder, "tracediff_test__cpu_op_map.json")))
@@ -691,6 +766,7 @@ def tracelens(a):
             check(abs(s[key] - w) < 1, "%s: %s equals the raw ProfilerStep (%.0f vs %.0f)" % (model, key, s[key], w))
     check(compared > 0, "TraceLens's reference knows %d of the kernels paired (comparable)" % compared)
     map_across_vendors(a, folder)
+    falcon_conv_pairing(a, folder)
 
 
 def map_across_vendors(a, folder):
@@ -1056,6 +1132,46 @@ def common_warmup(a):
           "warm-up: the step counts say --warmup-steps set them (%s)" % details)
 
 
+def host_bound(a):
+    """trial_sceptic finding 11: bert-small H100 -> MI300's headline is a host node (-9.6% host time)
+    while the GPUs got slower. The step section gives each run's device time per step, equal to the
+    raw device events launched from runtime calls inside the steady steps, says both runs are
+    host-bound (device time at most half the host step), and the headline says its change is the
+    host's. And finding 12: diff with one run says it needs two (exit 2)."""
+    folder = os.path.join(a.fixtures, "tracelens")
+    paths = [os.path.join(folder, hw + "__gaunernst_bert-small-uncased__1016001.json.gz") for hw in ("h100", "mi300")]
+    doc = run_diff(a.aiprof, *paths)
+    s = kv(doc, "diff")
+    for side, path in zip(("a", "b"), paths):
+        ev = load_events(path)
+        steps = steady_steps(ev, s["steps_" + side])
+        launch = {}
+        for e in ev:
+            corr = (e.get("args") or {}).get("correlation")
+            if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver") and corr is not None:
+                launch[corr] = e["ts"]
+        dev = 0.0
+        for e in ev:
+            if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+                continue
+            t = launch.get((e.get("args") or {}).get("correlation"))
+            if t is not None and any(st <= t < st + d for st, d, _ in steps):
+                dev += e["dur"]
+        want = dev / len(steps) * 1000
+        got = s["device_%s_ns" % side]
+        check(abs(got - want) < 0.01 * want + 1,
+              "bert-small: device time per step in %s equals the raw device events launched in the steady steps "
+              "(%.0f vs %.0f ns)" % (side.upper(), got, want))
+    check(s["step_bound"].startswith("A host-bound") and ", B host-bound" in s["step_bound"],
+          "bert-small: both runs host-bound (%s)" % s["step_bound"])
+    head = [b for b in doc["sections"]["diff"]["blocks"] if b.get("key") == "largest_change"]
+    check(head and "both runs are host-bound" in head[0]["detail"] and "the host's" in head[0]["detail"],
+          "bert-small: the headline says its change is the host's (%s)" % (head[0]["detail"][-200:] if head else None))
+    p = subprocess.run([a.aiprof, "diff", paths[0]], capture_output=True, text=True)
+    check(p.returncode == 2 and "diff needs two runs: aiprof diff A B" in p.stderr,
+          "diff with one run: exit 2, 'diff needs two runs' (%d: %s)" % (p.returncode, p.stderr.strip()[:120]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -1065,6 +1181,7 @@ def main():
     before, after = resnet(a)
     callsites(a)
     tracelens(a)
+    host_bound(a)
     formats_and_map(a, before, after)
     pairs(a)
     common_warmup(a)

@@ -12,9 +12,15 @@
 //      are one node with their calls per step), so a name pairs at most once;
 //      nodes that share a map entry pair in order of first appearance;
 //   2. through the launching op: runtime calls and device activity left over
-//      under an aligned pair pair in order of first appearance (cudaLaunchKernel
-//      ↔ hipLaunchKernel, an H100 GEMM kernel ↔ an MI300 GEMM kernel: kernels
-//      differ by name across hardware, the op that launched them does not);
+//      under an aligned pair (cudaLaunchKernel ↔ hipLaunchKernel, an H100 GEMM
+//      kernel ↔ an MI300 GEMM kernel: kernels differ by name across hardware,
+//      the op that launched them does not). Kernels pair by what they do
+//      first (DiffKernelKindOf: a convolution or GEMM with a convolution or
+//      GEMM, a layout transpose with a transpose, ...), in order of first
+//      appearance within one kind; a kernel of a known kind left over is
+//      removed / added (the other run did that work otherwise). Kernels of
+//      unknown kind pair by position with what is left (kPosition, "by
+//      position, unverified"): such a pair is shown, never ranked;
 //   3. by role: data-loading modules left over pair in order (the
 //      single-process and the multi-process DataLoader iterator are one role);
 //   4. other threads (the "[other thread]" nodes of attribution) in order of
@@ -101,9 +107,33 @@ inline double DiffCallsNs(double a_ns, double a_calls, double b_calls) {
   return a_calls > 0 && b_calls > 0 ? (b_calls - a_calls) * (a_ns / a_calls) : 0;
 }
 
-enum class DiffMatch : uint8_t { kNone = 0, kName, kMap, kLaunchOrder, kRole, kThread };
-// "", "name", "map", "through op", "role", "thread"
+enum class DiffMatch : uint8_t { kNone = 0, kName, kMap, kLaunchOrder, kRole, kThread, kPosition };
+// "", "name", "map", "through op", "role", "thread", "by position, unverified"
 const char* DiffMatchName(DiffMatch m);
+
+// What a kernel does, for pairing kernels through the launching op (rule 2):
+// attribution's class of the device node (OpClassOfKernel over
+// ClassifyKernel, the project's one kernel classifier), with convolution and
+// GEMM one kind (an H100 cuDNN fprop and an MI300 implicit-GEMM convolution
+// "igemm_fwd" do the same work), and layout kernels told apart from the
+// unknown by name (case-insensitive "transpose", "permute", "nchwtonhwc",
+// "nhwctonchw": cuDNN's and MIOpen's NCHW ↔ NHWC conversions). kUnknown:
+// the classifier knows nothing of the kernel (class other: vendor-specific
+// names such as MIOpen's SubTensorOpWithScalar1d or cuBLAS's nvjet_).
+enum class DiffKernelKind : uint8_t {
+  kUnknown = 0,
+  kMatrix,
+  kAttention,
+  kNorm,
+  kReduction,
+  kElementwise,
+  kLayout,
+  kDataMovement,
+};
+inline constexpr size_t kDiffKernelKindCount = 8;
+DiffKernelKind DiffKernelKindOf(OpClass c, std::string_view name);
+// "unknown", "matrix", "attention", "norm", "reduction", "elementwise", "layout", "data movement"
+const char* DiffKernelKindName(DiffKernelKind k);
 
 struct DiffOptions {
   const DiffNameMap* map = nullptr;  // may be null
@@ -214,8 +244,8 @@ struct AttributionDiff {
   DiffNodes nodes;
   std::vector<DiffNodeStats> stats;
   // The changes ranking, largest |change| first: changed nodes (not the
-  // root), each the outermost node that localises its change (a node whose
-  // change one child explains, at least kDiffExplainedShare of it with the
+  // root, not pairs made by position alone: kPosition), each the outermost
+  // node that localises its change (a node whose change one child explains, at least kDiffExplainedShare of it with the
   // same sign, gives way to the child), and the call-site / shape rows of
   // the op nodes that split into their rows (below). ranked[i] is the node
   // (for a row: its op node); ranked_row[i] the row (index into `shapes`)
@@ -277,6 +307,9 @@ struct AttributionDiff {
   // only when both runs' steps are of one kind (DiffStepsComparable).
   DiffStepsKind steps_kind_a = DiffStepsKind::kRecorded, steps_kind_b = DiffStepsKind::kRecorded;
   size_t through_op = 0, by_map = 0, by_role = 0;  // pairs made by rules 2, 1 (map) and 3
+  // Kernel pairs of rule 2 made by position alone, a kernel of unknown kind
+  // in at least one run (DiffMatch::kPosition): listed, not ranked.
+  size_t by_position = 0;
 };
 
 inline constexpr double kDiffExplainedShare = 0.9;

@@ -18,6 +18,20 @@ constexpr const char* kTimeBase =
     "time per steady step on the step's critical thread (attribution's host wall time; device activity: device "
     "time per step)";
 
+// A run whose kernels took at most this share of its host step time per
+// step is host-bound: its device sat idle at least half of the step (the
+// kernels' summed time bounds the time the device was busy from above), so
+// the host step time is the host's (CPU, framework, launches).
+constexpr double kDiffHostBoundShare = 0.5;
+
+bool HostBound(double device_ns, double host_ns) { return host_ns > 0 && device_ns <= kDiffHostBoundShare * host_ns; }
+// Both runs launched device work and both are host-bound.
+bool BothHostBound(const AttributionDiff& d) {
+  const DiffNodes& n = d.nodes;
+  return n.size() > 0 && n.a_device_ns[0] > 0 && n.b_device_ns[0] > 0 && HostBound(n.a_device_ns[0], d.step_a_ns) &&
+         HostBound(n.b_device_ns[0], d.step_b_ns);
+}
+
 Value NumValue(double v) { return Value::Number(v); }
 Value Rel(double a, double b) { return a != 0 ? Value::Number(b / a - 1) : Value::Null(); }
 Value Share(double part, double whole) { return whole > 0 ? Value::Number(part / whole) : Value::Null(); }
@@ -84,6 +98,28 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
                       step_detail(d.pseudo_b, d.steps_text_b, b)});
   kv.items.push_back({"step_delta_ns", "Change of the mean per step", NumValue(d.step_b_ns - d.step_a_ns), Unit::kNs});
   kv.items.push_back({"step_change", "Relative change of the mean", Rel(d.step_a_ns, d.step_b_ns), Unit::kChange});
+  // Device time beside the host step (the host step time alone read as the
+  // GPUs' change on a cross-hardware pair): the kernels, memcpys and
+  // memsets the step launched, summed per steady step.
+  const DiffNodes& nd = d.nodes;
+  const double dev_a = nd.size() > 0 ? nd.a_device_ns[0] : 0, dev_b = nd.size() > 0 ? nd.b_device_ns[0] : 0;
+  if (dev_a > 0 || dev_b > 0) {
+    kv.items.push_back({"device_a_ns", "Device time per step in A", NumValue(dev_a), Unit::kNs,
+                        "the device activity the step launched, summed; not the busy span"});
+    kv.items.push_back({"device_b_ns", "Device time per step in B", NumValue(dev_b), Unit::kNs,
+                        "the device activity the step launched, summed; not the busy span"});
+    kv.items.push_back({"device_delta_ns", "Change of the device time per step", NumValue(dev_b - dev_a), Unit::kNs});
+    kv.items.push_back({"device_change", "Relative change of the device time", Rel(dev_a, dev_b), Unit::kChange});
+    auto bound = [](double dev, double host) {
+      return std::string(HostBound(dev, host) ? "host-bound" : "not host-bound") + " (device time " +
+             (host > 0 ? render::FormatQuantity(dev / host, Unit::kFraction) : std::string("—")) +
+             " of the host step)";
+    };
+    std::string what = "A " + bound(dev_a, d.step_a_ns) + ", B " + bound(dev_b, d.step_b_ns);
+    if (BothHostBound(d)) what += ": the change of the host step time is the host's (CPU, framework, launches), not the devices'";
+    kv.items.push_back({"step_bound", "Host-bound (device time at most half the host step)",
+                        Value::String(what), Unit::kNone});
+  }
   const MetricComparison& m = d.step;
   // The test takes each run's steps as samples: what differs between two
   // runs as a whole (machine load, allocator state) is change to it too.
@@ -104,6 +140,9 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
   kv.items.push_back({"matched", "Nodes matched", Value::Int(static_cast<int64_t>(d.matched)), Unit::kCount});
   kv.items.push_back({"through_op", "… of which through the launching op (renamed runtime calls and kernels)",
                       Value::Int(static_cast<int64_t>(d.through_op)), Unit::kCount});
+  kv.items.push_back({"by_position",
+                      "… of which kernels by position alone (a kernel of unknown kind: unverified, not ranked)",
+                      Value::Int(static_cast<int64_t>(d.by_position)), Unit::kCount});
   kv.items.push_back({"by_map", "… of which by the name map", Value::Int(static_cast<int64_t>(d.by_map)), Unit::kCount});
   kv.items.push_back({"by_role", "… of which by role (data loading)", Value::Int(static_cast<int64_t>(d.by_role)),
                       Unit::kCount});
@@ -347,6 +386,19 @@ void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff
     f.detail += " — one call-site / shape row of the op; the op as a whole changed by " +
                 render::FormatQuantity(n.Delta(e.node), Unit::kNs) + " per step";
   }
+  // A host node's change on host-bound runs is the host's: said, with the
+  // device time per step beside it (bert-small H100 → MI300: the headline
+  // read -9.6% while the row's device time went +37%).
+  if (n.kind[e.node] != AttributionKind::kDevice && BothHostBound(d)) {
+    f.detail += " — both runs are host-bound (device time per step " +
+                render::FormatQuantity(n.a_device_ns[0], Unit::kNs) + " → " +
+                render::FormatQuantity(n.b_device_ns[0], Unit::kNs) + " against a host step of " +
+                render::FormatQuantity(d.step_a_ns, Unit::kNs) + " → " +
+                render::FormatQuantity(d.step_b_ns, Unit::kNs) +
+                "): this change is the host's; this node's device time per step went " +
+                render::FormatQuantity(e.a_device_ns, Unit::kNs) + " → " +
+                render::FormatQuantity(e.b_device_ns, Unit::kNs);
+  }
   f.evidence.push_back({"a_ns", "A per step", NumValue(e.a_ns), Unit::kNs});
   f.evidence.push_back({"b_ns", "B per step", NumValue(e.b_ns), Unit::kNs});
   f.evidence.push_back({"delta_ns", "Change per step", NumValue(e.delta()), Unit::kNs});
@@ -436,6 +488,12 @@ void AddChanges(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, si
               "or changed less than the calls account for; \"Δ from calls\" is (calls B − calls A) × A's time per "
               "call (docs/diff.md, \"Fewer or more calls\")";
   }
+  if (d.by_position > 0) {
+    if (!t.note.empty()) t.note += "; ";
+    t.note += std::to_string(d.by_position) + " kernel pair(s) made by position alone (\"by position, unverified\": a "
+              "kernel of unknown kind in a run) are not ranked; the \"Renamed\" section lists them (docs/diff.md, "
+              "\"Alignment rules\")";
+  }
   if (d.split_ops > 0) {
     if (!t.note.empty()) t.note += "; ";
     t.note += std::to_string(d.split_ops) +
@@ -445,13 +503,16 @@ void AddChanges(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, si
   s->Add(std::move(t));
 }
 
-// Pairs matched under different names: through the op, by the map, by role.
+// Pairs matched under different names: through the op, by the map, by role,
+// kernels by position alone.
 void AddRenamed(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, size_t top_n, render::Section* s) {
   const DiffNodes& n = d.nodes;
   std::vector<uint32_t> rows;
   for (uint32_t i = 1; i < n.size(); ++i) {
     DiffMatch m = n.match[i];
-    if (m == DiffMatch::kLaunchOrder || m == DiffMatch::kMap || m == DiffMatch::kRole) rows.push_back(i);
+    if (m == DiffMatch::kLaunchOrder || m == DiffMatch::kMap || m == DiffMatch::kRole || m == DiffMatch::kPosition) {
+      rows.push_back(i);
+    }
   }
   std::stable_sort(rows.begin(), rows.end(), [&](uint32_t x, uint32_t y) {
     return std::max(n.a_ns[x], n.b_ns[x]) > std::max(n.a_ns[y], n.b_ns[y]);
