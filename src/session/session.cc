@@ -144,7 +144,12 @@ Status AttachHistory(const std::string& db_path, SuggestResult* result, const Hi
       if (!cards.empty()) {
         ExpectedGain g = EstimateGain(cards);
         // Cards store after/before - 1 (negative = faster); gains are reductions.
-        h = HistoricalGain{-g.median_change_rel, -g.highest_ci_rel, -g.lowest_ci_rel, DescribeExpectedGain(g)};
+        h.emplace();
+        h->gain_fraction = -g.median_change_rel;
+        h->ci_low = -g.highest_ci_rel;
+        h->ci_high = -g.lowest_ci_rel;
+        h->card = DescribeExpectedGain(g);
+        if (g.checked_cards > 0) h->checked_gain = -g.median_checked_change_rel;
       }
       it = by_bottleneck.emplace(bottleneck, h).first;
     }

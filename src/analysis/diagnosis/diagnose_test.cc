@@ -295,7 +295,7 @@ TEST(SuggestTest, KnowledgeCardGainIsCappedByTheImpact) {
   SuggestionOutcome o = r.kept[0];
   EXPECT_EQ(o.gain_source, kGainFromPrior);
   // A card measured 10-50% faster: Amdahl caps it at the 30% the cause takes.
-  ApplyHistory(HistoricalGain{0.2, 0.1, 0.5, "2 cards"}, &o);
+  ApplyHistory(HistoricalGain{0.2, 0.1, 0.5, "2 cards", std::nullopt}, &o);
   EXPECT_EQ(o.gain_source, "knowledge card");
   EXPECT_DOUBLE_EQ(o.gain_min, 0.1);
   EXPECT_DOUBLE_EQ(o.gain_max, 0.3);

@@ -31,6 +31,10 @@ struct HistoricalGain {
   double gain_fraction = 0;  // measured reduction of latency
   double ci_low = 0, ci_high = 0;
   std::string card;          // a sentence describing the cards it comes from
+  // The measured reduction on the base of the predictions the cards checked
+  // (ExpectedGain::median_checked_change_rel), comparable with a simulated
+  // gain; nullopt when no card checked one.
+  std::optional<double> checked_gain;
 };
 
 // Where a suggestion's expected gain comes from.

@@ -155,6 +155,24 @@ TEST(BaselineStoreTest, CardsAreFoundByBottleneckCaseInsensitively) {
   EXPECT_NE(text.find("-10.0%"), std::string::npos) << text;
   EXPECT_EQ(FindCards(path, "none")->size(), 0u);
   EXPECT_EQ(DescribeExpectedGain(EstimateGain({})), "No measured history for this bottleneck.");
+  EXPECT_EQ(g.checked_cards, 0u);  // no card checked a prediction
+  EXPECT_EQ(text.find("On the base of the predictions"), std::string::npos) << text;
+  // Cards that checked a prediction also say the change on its base (by
+  // hand: 200 -> 130 ms is -35%, 100 -> 70 ms -30%, 100 -> 60 ms -40%; the
+  // median -35%), beside the metric's change on the cards' samples (-10%).
+  std::vector<KnowledgeCard> checked = *cards;
+  const double before_after[3][2] = {{200e6, 130e6}, {100e6, 70e6}, {100e6, 60e6}};
+  for (size_t i = 0; i < checked.size(); ++i) {
+    checked[i].prediction = CardPrediction{};
+    checked[i].prediction->before_ns = before_after[i][0];
+    checked[i].prediction->measured_ns = before_after[i][1];
+  }
+  ExpectedGain gc = EstimateGain(checked);
+  EXPECT_EQ(gc.checked_cards, 3u);
+  EXPECT_NEAR(gc.median_checked_change_rel, -0.35, 1e-12);
+  text = DescribeExpectedGain(gc);
+  EXPECT_NE(text.find("-10.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("compared them): -35.0% (median of 3 cards)"), std::string::npos) << text;
 }
 
 TEST(BaselineStoreTest, PredictionsKeepTheirStatisticAndAScenarioFix) {

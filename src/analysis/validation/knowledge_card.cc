@@ -36,17 +36,22 @@ ExpectedGain EstimateGain(const std::vector<KnowledgeCard>& cards) {
   if (cards.empty()) return g;
   g.metric = cards[0].metric;
   g.confidence = cards[0].confidence;
-  std::vector<double> changes;
+  std::vector<double> changes, checked;
   bool first = true;
   for (const KnowledgeCard& c : cards) {
     if (c.metric != g.metric) continue;
     changes.push_back(c.change_rel);
+    if (c.prediction && c.prediction->before_ns > 0 && c.prediction->measured_ns > 0) {
+      checked.push_back(c.prediction->measured_ns / c.prediction->before_ns - 1);
+    }
     g.lowest_ci_rel = first ? c.ci_low_rel : std::min(g.lowest_ci_rel, c.ci_low_rel);
     g.highest_ci_rel = first ? c.ci_high_rel : std::max(g.highest_ci_rel, c.ci_high_rel);
     first = false;
   }
   g.cards = changes.size();
   g.median_change_rel = Quantile(changes, 0.5);
+  g.checked_cards = checked.size();
+  if (!checked.empty()) g.median_checked_change_rel = Quantile(checked, 0.5);
   return g;
 }
 
@@ -58,7 +63,15 @@ std::string DescribeExpectedGain(const ExpectedGain& g) {
                 "intervals span %+.1f%% .. %+.1f%%).",
                 g.cards, g.cards == 1 ? "" : "s", g.metric.c_str(), 100 * g.median_change_rel, 100 * g.confidence,
                 100 * g.lowest_ci_rel, 100 * g.highest_ci_rel);
-  return buf;
+  std::string out = buf;
+  if (g.checked_cards > 0) {
+    std::snprintf(buf, sizeof(buf),
+                  " On the base of the predictions they checked (each card's before -> measured step time, as its "
+                  "prediction compared them): %+.1f%% (median of %zu card%s).",
+                  100 * g.median_checked_change_rel, g.checked_cards, g.checked_cards == 1 ? "" : "s");
+    out += buf;
+  }
+  return out;
 }
 
 // The op that lost the most time per sample (ops gone after count in full),

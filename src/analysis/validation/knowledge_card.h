@@ -79,6 +79,13 @@ struct ExpectedGain {
   double median_change_rel = 0;  // median over cards of change_rel
   double lowest_ci_rel = 0, highest_ci_rel = 0;  // envelope of the cards' intervals
   double confidence = 0.95;
+  // The cards that checked a prediction with its before figure: the median
+  // of their measured change on the prediction's own base (before_ns ->
+  // measured_ns), which a simulated gain beside this history is comparable
+  // with; the metric's change above is on the card's samples (for a trace,
+  // its recorded step spans), another base (trial sceptic, finding 6).
+  size_t checked_cards = 0;
+  double median_checked_change_rel = 0;
 };
 
 class BaselineStore;

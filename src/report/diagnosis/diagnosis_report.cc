@@ -207,6 +207,7 @@ Tree SuggestionTree(const SuggestionOutcome& o) {
     h.Set("ci_low", TreeNum(o.history->ci_low));
     h.Set("ci_high", TreeNum(o.history->ci_high));
     h.Set("card", TreeStr(o.history->card));
+    if (o.history->checked_gain) h.Set("checked_gain", TreeNum(*o.history->checked_gain));
   }
   return s;
 }

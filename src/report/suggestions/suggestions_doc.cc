@@ -73,6 +73,7 @@ Tree Outcome(const SuggestionOutcome& o) {
     h.Set("ci_low", Tree::Number(o.history->ci_low));
     h.Set("ci_high", Tree::Number(o.history->ci_high));
     h.Set("card", Tree::String(o.history->card));
+    if (o.history->checked_gain) h.Set("checked_gain", Tree::Number(*o.history->checked_gain));
   }
   return m;
 }
