@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "src/analysis/common/steps.h"
+#include "src/analysis/layout/layout_conversions.h"
+#include "src/base/ascii.h"
 
 namespace aiprof {
 
@@ -68,22 +70,6 @@ const char* DiffKernelKindName(DiffKernelKind k) {
   return "?";
 }
 
-namespace {
-bool DiffContainsLower(std::string_view s, std::string_view lower_pattern) {
-  if (lower_pattern.size() > s.size()) return false;
-  for (size_t i = 0; i + lower_pattern.size() <= s.size(); ++i) {
-    size_t k = 0;
-    while (k < lower_pattern.size()) {
-      char c = s[i + k];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      if (c != lower_pattern[k]) break;
-      ++k;
-    }
-    if (k == lower_pattern.size()) return true;
-  }
-  return false;
-}
-}  // namespace
 
 DiffKernelKind DiffKernelKindOf(OpClass c, std::string_view name) {
   switch (c) {
@@ -96,8 +82,10 @@ DiffKernelKind DiffKernelKindOf(OpClass c, std::string_view name) {
     case OpClass::kDataMovement: return DiffKernelKind::kDataMovement;
     case OpClass::kOther: break;
   }
-  for (std::string_view p : {"transpose", "permute", "nchwtonhwc", "nhwctonchw"}) {
-    if (DiffContainsLower(name, p)) return DiffKernelKind::kLayout;
+  // The layout analysis's named conversions (transposes that copy, NCHW<->NHWC,
+  // TransData), and permute kernels.
+  if (IsNamedConversion(name, /*device_kernel=*/true) || ContainsIgnoreCase(name, "permute")) {
+    return DiffKernelKind::kLayout;
   }
   return DiffKernelKind::kUnknown;
 }

@@ -116,8 +116,9 @@ const char* DiffMatchName(DiffMatch m);
 // ClassifyKernel, the project's one kernel classifier), with convolution and
 // GEMM one kind (an H100 cuDNN fprop and an MI300 implicit-GEMM convolution
 // "igemm_fwd" do the same work), and layout kernels told apart from the
-// unknown by name (case-insensitive "transpose", "permute", "nchwtonhwc",
-// "nhwctonchw": cuDNN's and MIOpen's NCHW ↔ NHWC conversions). kUnknown:
+// unknown by name (the layout analysis's IsNamedConversion: transposes that
+// copy, "nchwtonhwc"/"nhwctonchw", TransData; and "permute": cuDNN's and
+// MIOpen's NCHW ↔ NHWC conversions). kUnknown:
 // the classifier knows nothing of the kernel (class other: vendor-specific
 // names such as MIOpen's SubTensorOpWithScalar1d or cuBLAS's nvjet_).
 enum class DiffKernelKind : uint8_t {

@@ -15,8 +15,6 @@
 namespace aiprof {
 namespace {
 
-constexpr char kLayoutSource[] = "layout";
-
 // A kernel that computes and only lists a transpose among what it does:
 // Inductor's Triton kernels name every aten op they fused
 // (triton_red_fused__to_copy_add_addmm_..._transpose_unbind_...), XLA's
@@ -28,12 +26,18 @@ bool IsComputeKernelName(std::string_view name) {
          ContainsIgnoreCase(name, "cutlass");
 }
 
+}  // namespace
+
 bool IsNamedConversion(std::string_view name, bool device_kernel) {
   return ContainsIgnoreCase(name, "transdata") || ContainsIgnoreCase(name, "nchwtonhwc") ||
          ContainsIgnoreCase(name, "nhwctonchw") || ContainsIgnoreCase(name, "format_cast") ||
          ContainsIgnoreCase(name, "formatcast") ||
          (device_kernel && ContainsIgnoreCase(name, "transpose") && !IsComputeKernelName(name));
 }
+
+namespace {
+
+constexpr char kLayoutSource[] = "layout";
 
 bool IsConversionName(std::string_view n) {
   return n == "aten::to" || n == "aten::_to_copy" || n == "aten::contiguous" || n == "aten::clone";

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/model/trace.h"
@@ -54,6 +55,11 @@ struct LayoutResult {
   std::vector<ConversionGroup> groups;  // by total time, largest first
   std::vector<uint32_t> slices;         // the conversion kernels (or host ops)
 };
+
+// Whether a slice's name says it converts a layout (the named rule above;
+// "transpose" for device kernels only, never a kernel that computes). The
+// diff pairs kernels of this kind with each other (src/analysis/diff).
+bool IsNamedConversion(std::string_view name, bool device_kernel);
 
 // Linear in slices (plus sorting the groups).
 LayoutResult ComputeLayoutConversions(const Trace& trace);
