@@ -89,7 +89,9 @@ KernelClass ClassifyKernel(EventKind kind, std::string_view n) {
   // Attention before gemm: FlashAttention's kernels are CUTLASS templates
   // ("pytorch_flash::flash_fwd_kernel<…cutlass::bfloat16_t…>").
   if (IsAttentionKernelName(n)) return KernelClass::kAttention;
-  if (n.starts_with("Cijk_") || ContainsIgnoreCase(n, "gemm") || ContainsIgnoreCase(n, "gemv") ||
+  // cuBLASLt's generated GEMMs on Hopper and later are "nvjet_*" (e.g.
+  // "nvjet_tst_192x192_64x4_2x1_v_bz_coopA_TNT"): no "gemm" in the name.
+  if (n.starts_with("Cijk_") || n.starts_with("nvjet_") || ContainsIgnoreCase(n, "gemm") || ContainsIgnoreCase(n, "gemv") ||
       Contains(n, "cutlass") || Contains(n, "xmma") || ContainsIgnoreCase(n, "matmul")) {
     return KernelClass::kGemm;
   }
