@@ -149,7 +149,7 @@ std::string GainOrigin(const SuggestionOutcome& o) {
              o.finding->impact.replayed->scenario + "' (the finding's cause removed): at most " +
              FormatPercent(*o.prior_cap);
   }
-  if (o.suggestion->scenario.empty()) return prior + " (no scenario simulates this fix from a trace)";
+  if (o.suggestion->scenario.empty()) return prior + " (not simulated: the rule gives this fix no scenario)";
   return prior + " (the scenario is not replayed: " +
          (o.not_simulated.empty() ? std::string("the trace has no steady steps") : o.not_simulated) + ")";
 }
