@@ -26,6 +26,15 @@ std::string GainRangeText(const SuggestionOutcome& o) {
   return range;
 }
 
+// The value of the base a gain is a share of, to open the parenthesis after
+// it: "of the step wall time (189.08 ms; x1.41 to x1.59; ...", "of the time
+// per step (174.83 ms; ..." (trial sceptic, finding 9: two bases side by
+// side, told apart only by their names).
+std::string BasisValue(const SuggestionOutcome& o) {
+  const double ns = o.simulation ? o.simulation->measured_ns : o.finding->impact.basis_ns;
+  return ns > 0 ? FormatDurationNs(ns) + "; " : std::string();
+}
+
 }  // namespace
 
 std::string GainText(const SuggestionOutcome& o) {
@@ -41,9 +50,9 @@ std::string GainText(const SuggestionOutcome& o) {
   }
   // Amdahl: the fix removes efficacy x the impact's share of the base.
   const std::string basis = GainBasis(o);
-  std::string out = fmt::format("{} of the {} (x{:.2f} to x{:.2f}; {})", GainRangeText(o),
-                                basis == "trace span" || o.simulation ? basis : "time " + basis, o.speedup_min,
-                                o.speedup_max, GainOrigin(o));
+  std::string out = fmt::format("{} of the {} ({}x{:.2f} to x{:.2f}; {})", GainRangeText(o),
+                                basis == "trace span" || o.simulation ? basis : "time " + basis, BasisValue(o),
+                                o.speedup_min, o.speedup_max, GainOrigin(o));
   if (o.simulation && o.simulation->history_cases > 0) {
     out += fmt::format(
         "; the interval holds the prediction's own error, estimated from {} past case{} and a prior, besides the "
@@ -79,8 +88,8 @@ std::string BriefGainText(const SuggestionOutcome& o) {
   const std::string each = s.step_period ? "each the device period (end of one step's device work to the next's)"
                                          : std::string("each from its start to ") + StepEndText(s.host_only);
   std::string out =
-      fmt::format("{} of the {} (x{:.2f} to x{:.2f}); simulated '{}' over {} step{}, {}: {} {} -> {}", GainRangeText(o),
-                  GainBasis(o), o.speedup_min, o.speedup_max, s.scenario, s.steps, s.steps == 1 ? "" : "s", each,
+      fmt::format("{} of the {} ({}x{:.2f} to x{:.2f}); simulated '{}' over {} step{}, {}: {} {} -> {}", GainRangeText(o),
+                  GainBasis(o), BasisValue(o), o.speedup_min, o.speedup_max, s.scenario, s.steps, s.steps == 1 ? "" : "s", each,
                   s.mean ? "mean" : "median", FormatDurationNs(s.measured_ns), FormatDurationNs(s.predicted_ns));
   if (s.history_cases > 0) {
     out += fmt::format(", corrected by {} past case{}", s.history_cases, s.history_cases == 1 ? "" : "s");

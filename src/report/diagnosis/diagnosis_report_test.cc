@@ -200,7 +200,7 @@ TEST(DiagnosisReportTest, TheBriefGainNamesTheReplayedStepBeforeItsFigures) {
   h.diagnosis.findings[0].impact.max_speedup = 1.2;  // below x1.33: GainText reconciles, the brief text does not
   const std::string brief = BriefGainText(o);
   EXPECT_EQ(brief,
-            "20.0% (15.0% to 25.0%) of the step wall time (x1.18 to x1.33); simulated 'overlap-data-loading 4' over 5 "
+            "20.0% (15.0% to 25.0%) of the step wall time (10.00 ms; x1.18 to x1.33); simulated 'overlap-data-loading 4' over 5 "
             "steps, "
             "each from its start to the end of its last device work: median 10.00 ms -> 8.00 ms")
       << brief;
