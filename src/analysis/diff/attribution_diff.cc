@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -236,10 +237,19 @@ struct Side {
     Keys(side, map);
     kernel_kind.assign(n.size(), 0);
     launched_kind.assign(n.size(), static_cast<uint8_t>(kDiffKernelKindCount));
+    stem_hash.assign(n.size(), 0);
     std::vector<int64_t> launched_ns(n.size(), -1);
+    std::string stem;
     for (size_t i = 1; i < n.size(); ++i) {
       if (n.kind[i] != AttributionKind::kDevice) continue;
       kernel_kind[i] = static_cast<uint8_t>(DiffKernelKindOf(n.op_class[i], t.Str(n.name[i])));
+      if (kernel_kind[i] == 0) {
+        stem.clear();
+        for (char ch : t.Str(n.name[i])) {
+          if (ch < '0' || ch > '9') stem += ch;
+        }
+        stem_hash[i] = std::hash<std::string_view>()(stem);
+      }
       const uint32_t p = n.parent[i];
       if (n.device_total_ns[i] > launched_ns[p]) {
         launched_ns[p] = n.device_total_ns[i];
@@ -249,6 +259,9 @@ struct Side {
   }
 
   std::vector<uint8_t> kernel_kind;    // device activity: DiffKernelKindOf, once per node
+  // Device activity of unknown kind: a hash of its name without digits
+  // ("hcom_allReduce__868_0_1" and "hcom_allReduce__586_0_1" alike).
+  std::vector<uint64_t> stem_hash;
   std::vector<uint8_t> launched_kind;  // per node: the kind of its largest device child
 
   // What device activity x does (DiffKernelKindOf).
@@ -414,6 +427,24 @@ class Aligner {
     }
   }
 
+  // Leftover device activity of unknown kind, paired with the first
+  // leftover of unknown kind in the other run whose name is the same but
+  // for its digits (Side::stem_hash), in order of first appearance.
+  void PairSameStem(const Pair& p) {
+    auto unknown = [](const Side& s, uint32_t x) {
+      return x != kNoNode && s.r->nodes.kind[x] == AttributionKind::kDevice && s.Kernel(x) == 0;
+    };
+    for (uint32_t& x : left_a_) {
+      if (!unknown(a_, x)) continue;
+      for (uint32_t& y : left_b_) {
+        if (!unknown(b_, y) || b_.stem_hash[y] != a_.stem_hash[x]) continue;
+        Add(p.diff, x, y, DiffMatch::kLaunchOrder);
+        x = y = kNoNode;
+        break;
+      }
+    }
+  }
+
   void AlignChildren(const Pair& p) {
     Collect(a_, p.a, &kids_a_);
     Collect(b_, p.b, &kids_b_);
@@ -479,8 +510,13 @@ class Aligner {
           },
           DiffMatch::kLaunchOrder);
     }
-    // Kernels of unknown kind: by position with what is left, unverified
-    // (kPosition: listed, never ranked).
+    // Kernels of unknown kind whose names differ only in their numbers (the
+    // ids HCCL and Ascend put in kernel names: hcom_allReduce__868_0_1 and
+    // hcom_allReduce__586_0_1, one collective of two runs) are the same
+    // kernel: in order, verified by the name.
+    PairSameStem(p);
+    // Other kernels of unknown kind: by position with what is left,
+    // unverified (kPosition: listed, never ranked).
     auto device = [](const Side& s, uint32_t x) { return s.r->nodes.kind[x] == AttributionKind::kDevice; };
     auto unknown = [](const Side& s, uint32_t x) {
       return s.r->nodes.kind[x] == AttributionKind::kDevice && s.Kernel(x) == 0;

@@ -190,9 +190,10 @@ TEST(AttributionDiffTest, HandMadePairMatchesHandComputation) {
 // 30.1), nchwToNhwc ↔ batched_transpose_256x4 and nhwcToNchw ↔
 // batched_transpose_128x4 (layout, in order), SubTensorOp and
 // batched_transpose_32x16 added. A second op, aten::mm, launches
-// nvjet_tst_64x8 (cuBLAS's H100 GEMM, a name the classifier does not know)
-// 40 µs in A and Cijk_Alik_Bljk_BBS 84 µs in B: paired by position alone,
-// unverified, not ranked.
+// vendor_kernel_64x8 (a made-up name the classifier does not know; cuBLAS's
+// nvjet_ GEMMs were such names until 2026-12-07) 40 µs in A and
+// Cijk_Alik_Bljk_BBS 84 µs in B: paired by position alone, unverified, not
+// ranked.
 std::string MakeVendorConvRun(bool b) {
   std::string j = R"({"traceEvents":[)";
   int corr = 1;
@@ -214,7 +215,7 @@ std::string MakeVendorConvRun(bool b) {
                                 : std::vector<K>{{"nchwToNhwcKernel", 20.9},
                                                  {"cutlass_tensorop_bf16_s16816fprop_optimized_bf16", 98.2},
                                                  {"nhwcToNchwKernel", 2.2}};
-  const K mm = b ? K{"Cijk_Alik_Bljk_BBS", 84} : K{"nvjet_tst_64x8_64x16", 40};
+  const K mm = b ? K{"Cijk_Alik_Bljk_BBS", 84} : K{"vendor_kernel_64x8_64x16", 40};
   const char* launch = b ? "hipExtModuleLaunchKernel" : "cudaLaunchKernel";
   for (int k = 0; k < 5; ++k) {
     const double s = 100 + k * 1000;
@@ -276,7 +277,7 @@ TEST(AttributionDiffTest, KernelsPairThroughTheOpByKindFirst) {
   }
   // The GEMM of unknown name in A: by position, unverified, not ranked; the
   // op's host time and device columns still compare (40 → 84 µs device).
-  const uint32_t mm = at("aten::mm / cudaLaunchKernel → hipExtModuleLaunchKernel / nvjet_tst_64x8_64x16 → "
+  const uint32_t mm = at("aten::mm / cudaLaunchKernel → hipExtModuleLaunchKernel / vendor_kernel_64x8_64x16 → "
                          "Cijk_Alik_Bljk_BBS");
   EXPECT_EQ(n.match[mm], DiffMatch::kPosition);
   EXPECT_STREQ(DiffMatchName(n.match[mm]), "by position, unverified");
