@@ -576,8 +576,8 @@ def flame(a, before, after, wa, wb, da, db):
               % [(d["names"][d["name"][i]], d["total"][i], d["diff"]["total"][i]) for i in loaders])
 
 
-def launchers(events):
-    """kernel name -> set of names of the innermost cpu_op enclosing the runtime call that launched it."""
+def launch_index(events):
+    """(correlation id -> the runtime call that launched it, (pid, tid) -> that thread's cpu_ops by start)."""
     runtime = {}
     ops_by_thread = {}
     for e in events:
@@ -591,6 +591,12 @@ def launchers(events):
             ops_by_thread.setdefault((e["pid"], e["tid"]), []).append(e)
     for ops in ops_by_thread.values():
         ops.sort(key=lambda o: o["ts"])
+    return runtime, ops_by_thread
+
+
+def launchers(events):
+    """kernel name -> set of names of the innermost cpu_op enclosing the runtime call that launched it."""
+    runtime, ops_by_thread = launch_index(events)
     out = {}
     for e in events:
         if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
@@ -613,16 +619,7 @@ def launchers(events):
 def kernels_under(events, op):
     """[(kernel name, dur us)] of the device activity launched by a runtime call whose innermost
     enclosing cpu_op is named `op` (correlation id -> runtime call -> cpu_op), in launch order."""
-    runtime = {}
-    ops_by_thread = {}
-    for e in events:
-        if e.get("ph") != "X":
-            continue
-        corr = (e.get("args") or {}).get("correlation")
-        if e.get("cat") in ("cuda_runtime", "cuda_driver") and corr is not None:
-            runtime[corr] = e
-        if e.get("cat") == "cpu_op":
-            ops_by_thread.setdefault((e["pid"], e["tid"]), []).append(e)
+    runtime, ops_by_thread = launch_index(events)
     out = []
     for e in events:
         if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
