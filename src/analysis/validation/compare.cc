@@ -540,6 +540,22 @@ ValidationResult Validate(const RunSamples& before, const RunSamples& after, con
         "pass --before and --after once per run, at least " + std::to_string(kMinRunsForTest) +
         " each, to make the run the unit");
   }
+  // p50 short of samples beside latency compared on its median: the same
+  // medians, decided by a rank test that needs fewer samples than the
+  // quantile's bootstrap interval. Said beside the p50 row, where two
+  // verdicts for one pair of figures read as a contradiction (trial sceptic,
+  // finding 10: latency "improved", p50 "insufficient data", both 176.27 ->
+  // 126.27 ms).
+  const MetricComparison* by_median = nullptr;
+  for (const MetricComparison& m : r.metrics) {
+    if (m.metric == "latency" && m.statistic_name == "median" && m.verdict != Verdict::kInsufficientData) by_median = &m;
+  }
+  for (MetricComparison& m : r.metrics) {
+    if (by_median == nullptr || m.metric != "p50" || m.verdict != Verdict::kInsufficientData) continue;
+    m.reason += "; the latency row compares the same medians with " +
+                (by_median->test.empty() ? std::string("its test") : by_median->test) +
+                ", a rank test that needs fewer samples than this quantile's bootstrap interval";
+  }
   r.op_shift = CompareOps(before, after);
   bool any_decided = false, any_improved = false, any_regressed = false;
   for (const MetricComparison& m : r.metrics) {

@@ -58,6 +58,26 @@ TEST(CompareTest, P99NeedsFiveHundredSamples) {
   EXPECT_EQ(r.overall, Verdict::kRegressed);
 }
 
+// Six skewed steps a side (the ResNet50 pair's count): latency is compared
+// on its median by Mann-Whitney and decided; p50, the same medians, needs
+// 10 samples for its bootstrap interval, and its row says why the two differ.
+TEST(CompareTest, P50ShortOfSamplesPointsAtTheLatencyMedian) {
+  ValidationOptions o = Opts({"latency", "p50"}, TestKind::kMannWhitney);
+  const std::vector<double> a = {100, 101, 102, 103, 104, 160}, b = {70, 71, 72, 73, 74, 110};
+  ValidationResult r = Validate(Samples("a", a), Samples("b", b), o);
+  const MetricComparison& lat = Metric(r, "latency");
+  EXPECT_EQ(lat.statistic_name, "median");
+  EXPECT_EQ(lat.verdict, Verdict::kImproved);
+  const MetricComparison& p50 = Metric(r, "p50");
+  EXPECT_EQ(p50.verdict, Verdict::kInsufficientData);
+  EXPECT_NE(p50.reason.find("needs at least 10 samples per side"), std::string::npos) << p50.reason;
+  EXPECT_NE(p50.reason.find("the latency row compares the same medians with mannwhitney"), std::string::npos)
+      << p50.reason;
+  // Without a decided latency median, nothing is added.
+  r = Validate(Samples("a", a), Samples("b", b), Opts({"p50"}, TestKind::kMannWhitney));
+  EXPECT_EQ(Metric(r, "p50").reason.find("latency row"), std::string::npos);
+}
+
 TEST(CompareTest, LatencyNeedsFiveSamplesPerSide) {
   ValidationOptions o = Opts({"latency"});
   EXPECT_EQ(Metric(Validate(Samples("a", Around(100, 4)), Samples("b", Around(120, 30)), o), "latency").verdict,
