@@ -594,16 +594,21 @@ def launch_index(events):
     return runtime, ops_by_thread
 
 
-def launchers(events):
-    """kernel name -> set of names of the innermost cpu_op enclosing the runtime call that launched it."""
-    runtime, ops_by_thread = launch_index(events)
-    out = {}
+def launched(events, runtime):
+    """(device event, the runtime call that launched it) for each kernel, memcpy and memset with one."""
     for e in events:
         if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
             continue
         r = runtime.get((e.get("args") or {}).get("correlation"))
-        if r is None:
-            continue
+        if r is not None:
+            yield e, r
+
+
+def launchers(events):
+    """kernel name -> set of names of the innermost cpu_op enclosing the runtime call that launched it."""
+    runtime, ops_by_thread = launch_index(events)
+    out = {}
+    for e, r in launched(events, runtime):
         ops = ops_by_thread.get((r["pid"], r["tid"]), [])
         starts = [o["ts"] for o in ops]
         best = None
@@ -621,12 +626,7 @@ def kernels_under(events, op):
     enclosing cpu_op is named `op` (correlation id -> runtime call -> cpu_op), in launch order."""
     runtime, ops_by_thread = launch_index(events)
     out = []
-    for e in events:
-        if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
-            continue
-        r = runtime.get((e.get("args") or {}).get("correlation"))
-        if r is None:
-            continue
+    for e, r in launched(events, runtime):
         inner = [o for o in ops_by_thread.get((r["pid"], r["tid"]), [])
                  if o["ts"] <= r["ts"] and o["ts"] + o["dur"] >= r["ts"] + r["dur"]]
         if inner and max(inner, key=lambda o: o["ts"])["name"] == op:
