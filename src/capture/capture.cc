@@ -47,6 +47,8 @@ namespace {
 constexpr int64_t kCounterPeriodNs = 100'000'000;
 constexpr char kTargetExited[] = "target exited";  // the stop reason of a command that ended by itself
 constexpr int64_t kPollNs = 20'000'000;
+// Polls that may find a just-exec'd command's auxv unwritten (ProbeVdso): 2 s.
+constexpr int kVdsoProbes = 100;
 // The capture folder's free space is read every second; under 1 MiB it is full.
 constexpr int64_t kSpaceCheckNs = 1'000'000'000;
 constexpr uint64_t kFolderFullBytes = uint64_t{1} << 20;
@@ -546,13 +548,18 @@ class Session {
   }
 
   // The launched command's vDSO, once it has exec'd (its forks share it;
-  // a program it execs in turn gets its own, not found here).
+  // a program it execs in turn gets its own, not found here). Its
+  // /proc/PID/exe names the new program before execve has written the new
+  // auxv (its entries read zero meanwhile), so a probe that finds no base
+  // is tried again at the next poll, up to kVdsoProbes polls (a kernel
+  // booted with vdso=0 has none). Once read, CI's loaded machine lost every
+  // vDSO sample of a run (stop 65: 221 of them `[unknown]`).
   void ProbeVdso() {
     if (vdso_probed_ || o_.pid > 0 || vdso_size_ == 0 || !RunsAnotherExecutable(child_)) return;
+    const uint64_t base = VdsoBaseOf(child_);
+    if (base == 0 && ++vdso_probes_ < kVdsoProbes) return;
     vdso_probed_ = true;
-    if (const uint64_t base = VdsoBaseOf(child_); base != 0) {
-      vdso_maps_.push_back(Mapping{child_, base, base + vdso_size_, 0, dir_ + "/vdso.so", "[vdso]"});
-    }
+    if (base != 0) vdso_maps_.push_back(Mapping{child_, base, base + vdso_size_, 0, dir_ + "/vdso.so", "[vdso]"});
   }
 
   // The capture folder's file system, once a second: a full one (a small
@@ -1024,6 +1031,7 @@ class Session {
   bool exited_ = false;
   uint64_t vdso_size_ = 0;  // bytes of the vDSO image in dir_/vdso.so (0: none)
   bool vdso_probed_ = false;
+  int vdso_probes_ = 0;  // polls that found the exec'd command's auxv not written yet
   std::vector<Mapping> vdso_maps_;  // the launched command's vDSO (ProbeVdso)
   int64_t folder_full_ns_ = 0;      // when the capture folder's file system was first seen full (0: never)
   std::string folder_full_note_;    // it, in words, for the stderr line
