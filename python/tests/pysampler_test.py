@@ -43,9 +43,16 @@ class PythonSamplerTest(unittest.TestCase):
         self.addCleanup(self.helper.join)
         self.addCleanup(self.release.set)
 
-    def run_sampler(self, seconds=0.3):
+    def run_sampler(self, seconds=0.3, samples=12, deadline=20):
+        # At least `seconds`, then until `samples` stack lines are flushed (a
+        # starved sampler thread takes fewer rounds than 200 Hz says), or
+        # `deadline` s, after which the test's own counts fail.
         sampler = pysampler.PythonSampler(self.path, 200, flush_seconds=0.05)
+        start = time.monotonic()
         time.sleep(seconds)  # this thread lets the GIL go: the sampler takes rounds
+        while (time.monotonic() - start < deadline and sampler.thread.is_alive() and
+               sum(line.startswith('S ') for line in read_lines(self.path)) < samples):
+            time.sleep(0.05)
         alive = sampler.thread.is_alive()
         sampler.stop()
         return sampler, alive, read_lines(self.path)

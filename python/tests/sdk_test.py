@@ -74,6 +74,15 @@ THREADED = textwrap.dedent("""
 """)
 
 
+def worker_samples(path, tid):
+    """Stack lines of thread `tid` the Python sampler has flushed to `path`."""
+    try:
+        with open(path) as f:
+            return sum(1 for line in f if line.startswith('S ') and line.split()[2] == str(tid))
+    except FileNotFoundError:
+        return 0
+
+
 def run_child(script, env_extra, *args):
     env = dict(os.environ)
     env.update(env_extra)
@@ -203,6 +212,11 @@ class MonitorPythonFrames(unittest.TestCase):
             try:
                 self.assertEqual(_framework.handle(True, d), 0)
                 time.sleep(0.3)
+                # Then until the worker has 6 samples flushed (once a second):
+                # a starved sampler thread takes fewer rounds than its rate says.
+                path, deadline = os.path.join(d, 'python', 'py-%d.txt' % os.getpid()), time.monotonic() + 20
+                while time.monotonic() < deadline and worker_samples(path, worker.native_id) < 6:
+                    time.sleep(0.05)
                 self.assertEqual(_framework.handle(False, d), 0)
             finally:
                 stop.set()
