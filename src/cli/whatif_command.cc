@@ -2,7 +2,6 @@
 
 #include "src/analysis/critical_path/critical_path_analysis.h"
 #include "src/analysis/validation/knowledge_card.h"
-#include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/simulate.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
@@ -48,14 +47,7 @@ class WhatIfCommand : public Command {
     if (!db_.empty()) {
       ASSIGN_OR_RETURN(cards, AllCards(db_));
     }
-    // Past cases count on this trace's workload only (docs/whatif.md),
-    HistoryScope scope;
-    // and never the outcome of this very trace (a card measured from it).
-    if (!db_.empty()) {
-      scope.workload = WorkloadSignature(session->trace());
-      StatusOr<std::string> id = InputIdentity(in_.input);
-      if (id.ok()) scope.predicted_input = std::move(id).value();
-    }
+    const HistoryScope scope = db_.empty() ? HistoryScope{} : session->history_scope(db_);
     std::vector<WhatIfResult> results;
     for (Scenario& sc : parsed) {
       RETURN_IF_ERROR(ResolveStatedScenarioDevices(session->trace(), options_.analyze.devices_file, &sc));

@@ -15,7 +15,6 @@
 #include "src/analysis/summary/summary_analysis.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/statistics.h"
-#include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/simulate.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/analysis/window/analysis_window.h"
@@ -295,9 +294,8 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
         "), which a scenario's prediction check does not measure yet; name the suggestion with --fix-id");
   }
   if (!history.empty()) {
-    HistoryScope scope;
-    scope.workload = WorkloadSignature(before.trace());
-    scope.checked_inputs = before.options().history_checked_inputs;
+    // Both runs' inputs are checked inputs: no hash of the before run's is needed.
+    HistoryScope scope = before.history_scope("");
     for (const std::string& id : after.options().history_checked_inputs) scope.checked_inputs.push_back(id);
     CorrectWhatIfByHistory(history, &r, scope);
   }

@@ -106,21 +106,24 @@ StatusOr<const SuggestResult*> AnalysisSession::suggestions() {
       SimulateSuggestions(*trace_, results_.Get(kCriticalPath), &s);
     }
     if (options_.attach_history) {
-      // Past cases count on this workload only, never the inputs being checked.
-      HistoryScope scope;
-      scope.workload = WorkloadSignature(*trace_);
-      scope.checked_inputs = options_.history_checked_inputs;
-      struct stat st;
-      if (!db.empty() && ::stat(db.c_str(), &st) == 0) {  // hashes the input only where cards can be read
-        StatusOr<std::string> id = InputIdentity(options_.input);
-        if (id.ok()) scope.predicted_input = std::move(id).value();
-      }
-      RETURN_IF_ERROR(AttachHistory(db, &s, scope));
+      RETURN_IF_ERROR(AttachHistory(db, &s, history_scope(db)));
       RankSuggestions(&s);
     }
     suggestions_.emplace(std::move(s));
   }
   return &*suggestions_;
+}
+
+HistoryScope AnalysisSession::history_scope(const std::string& db) const {
+  HistoryScope scope;
+  scope.workload = WorkloadSignature(*trace_);
+  scope.checked_inputs = options_.history_checked_inputs;
+  struct stat st;
+  if (!db.empty() && ::stat(db.c_str(), &st) == 0) {
+    StatusOr<std::string> id = InputIdentity(options_.input);
+    if (id.ok()) scope.predicted_input = std::move(id).value();
+  }
+  return scope;
 }
 
 StatusOr<RunSamples> AnalysisSession::samples(const TraceSampleOptions& options) {

@@ -88,6 +88,14 @@ class AnalysisSession {
   // what `aiprof whatif` and the MCP whatif tool print.
   WhatIfResult WhatIf(const Scenario& scenario);
 
+  // Which past cases of a fix may correct a prediction from this trace
+  // (docs/whatif.md): those of its workload (WorkloadSignature), none of
+  // the inputs being checked (options().history_checked_inputs), none
+  // measured from this very input. The input is hashed (InputIdentity) only
+  // where the knowledge database `db` exists; "" leaves predicted_input
+  // empty.
+  HistoryScope history_scope(const std::string& db) const;
+
   // Validation samples from this trace (no second import).
   StatusOr<RunSamples> samples(const TraceSampleOptions& options);
 
