@@ -109,6 +109,16 @@ bool DiffRunsUnrelated(const AttributionDiff& d) {
          d.added_ns > kDiffUnrelatedShare * d.step_b_ns;
 }
 
+bool DiffRunHostBound(double device_ns, double host_step_ns) {
+  return host_step_ns > 0 && device_ns <= kDiffHostBoundShare * host_step_ns;
+}
+
+bool DiffBothHostBound(const AttributionDiff& d) {
+  const DiffNodes& n = d.nodes;
+  return d.available && n.size() > 0 && n.a_device_ns[0] > 0 && n.b_device_ns[0] > 0 &&
+         DiffRunHostBound(n.a_device_ns[0], d.step_a_ns) && DiffRunHostBound(n.b_device_ns[0], d.step_b_ns);
+}
+
 namespace {
 // What a run's steps are, in words and as a kind, from one FindSteps.
 std::string DescribeSteps(const Trace& trace, bool pseudo, DiffStepsKind* kind) {

@@ -331,6 +331,19 @@ bool DiffStepsDiffer(const AttributionDiff& d);
 // (unfused_layernorm: 57% of A's step removed, 5% of B's step added).
 bool DiffRunsUnrelated(const AttributionDiff& d);
 
+// A run whose device activity took at most this share of its host step
+// time per step is host-bound: its device sat idle at least half of the
+// step (the activity's summed time bounds the device's busy time from
+// above), so the host step time is the host's (CPU, framework, launches).
+inline constexpr double kDiffHostBoundShare = 0.5;
+// Whether a run with `device_ns` of device activity per host step of
+// `host_step_ns` is host-bound (false without a host step).
+bool DiffRunHostBound(double device_ns, double host_step_ns);
+// Both runs launched device work and both are host-bound: a host node's
+// change is then the host's, not the devices' (bert-small H100 -> MI300:
+// the headline read -9.6% while a row's device time went +37%).
+bool DiffBothHostBound(const AttributionDiff& d);
+
 // Aligns `rb` (run B, `b`) against `ra` (run A, `a`). Both results must be
 // available (else the diff is not, with the reason).
 AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, const Trace& b,

@@ -1199,6 +1199,31 @@ TEST(AttributionDiffTest, UnrelatedRunsAreFlagged) {
   EXPECT_TRUE(DiffRunsUnrelated(q->d));
 }
 
+// The host-bound call of `aiprof diff` (the report says it beside the step
+// time and on host nodes' rows), by hand: at most half of the host step in
+// device activity, both runs, and both launched some.
+TEST(AttributionDiffTest, HostBoundIsAtMostHalfTheHostStepInBothRuns) {
+  EXPECT_TRUE(DiffRunHostBound(500, 1000));   // exactly half: idle at least half the step
+  EXPECT_FALSE(DiffRunHostBound(501, 1000));
+  EXPECT_TRUE(DiffRunHostBound(0, 1000));
+  EXPECT_FALSE(DiffRunHostBound(10, 0));      // no host step: no call
+  AttributionDiff d;
+  d.available = true;
+  d.nodes.parent = {0};
+  d.step_a_ns = 1000;
+  d.step_b_ns = 800;
+  d.nodes.a_device_ns = {300};
+  d.nodes.b_device_ns = {400};
+  EXPECT_TRUE(DiffBothHostBound(d));          // 30% and 50%
+  d.nodes.b_device_ns = {401};
+  EXPECT_FALSE(DiffBothHostBound(d));         // B's device busy over half its step
+  d.nodes.b_device_ns = {0};
+  EXPECT_FALSE(DiffBothHostBound(d));         // B launched nothing: a CPU run, not a host-bound one
+  d.nodes.b_device_ns = {100};
+  d.available = false;
+  EXPECT_FALSE(DiffBothHostBound(d));
+}
+
 // trial_df: run A without step markers (ProfilerStep spans dropped from
 // cast_roundtrip_before) against B with them: A's steps came from a
 // repeating op pattern, whose period takes in the time between the

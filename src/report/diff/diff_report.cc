@@ -18,20 +18,6 @@ constexpr const char* kTimeBase =
     "time per steady step on the step's critical thread (attribution's host wall time; device activity: device "
     "time per step)";
 
-// A run whose kernels took at most this share of its host step time per
-// step is host-bound: its device sat idle at least half of the step (the
-// kernels' summed time bounds the time the device was busy from above), so
-// the host step time is the host's (CPU, framework, launches).
-constexpr double kDiffHostBoundShare = 0.5;
-
-bool HostBound(double device_ns, double host_ns) { return host_ns > 0 && device_ns <= kDiffHostBoundShare * host_ns; }
-// Both runs launched device work and both are host-bound.
-bool BothHostBound(const AttributionDiff& d) {
-  const DiffNodes& n = d.nodes;
-  return n.size() > 0 && n.a_device_ns[0] > 0 && n.b_device_ns[0] > 0 && HostBound(n.a_device_ns[0], d.step_a_ns) &&
-         HostBound(n.b_device_ns[0], d.step_b_ns);
-}
-
 Value NumValue(double v) { return Value::Number(v); }
 Value Rel(double a, double b) { return a != 0 ? Value::Number(b / a - 1) : Value::Null(); }
 Value Share(double part, double whole) { return whole > 0 ? Value::Number(part / whole) : Value::Null(); }
@@ -111,12 +97,12 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
     kv.items.push_back({"device_delta_ns", "Change of the device time per step", NumValue(dev_b - dev_a), Unit::kNs});
     kv.items.push_back({"device_change", "Relative change of the device time", Rel(dev_a, dev_b), Unit::kChange});
     auto bound = [](double dev, double host) {
-      return std::string(HostBound(dev, host) ? "host-bound" : "not host-bound") + " (device time " +
+      return std::string(DiffRunHostBound(dev, host) ? "host-bound" : "not host-bound") + " (device time " +
              (host > 0 ? render::FormatQuantity(dev / host, Unit::kFraction) : std::string("—")) +
              " of the host step)";
     };
     std::string what = "A " + bound(dev_a, d.step_a_ns) + ", B " + bound(dev_b, d.step_b_ns);
-    if (BothHostBound(d)) what += ": the change of the host step time is the host's (CPU, framework, launches), not the devices'";
+    if (DiffBothHostBound(d)) what += ": the change of the host step time is the host's (CPU, framework, launches), not the devices'";
     kv.items.push_back({"step_bound", "Host-bound (device time at most half the host step)",
                         Value::String(what), Unit::kNone});
   }
@@ -389,7 +375,7 @@ void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff
   // A host node's change on host-bound runs is the host's: said, with the
   // device time per step beside it (bert-small H100 → MI300: the headline
   // read -9.6% while the row's device time went +37%).
-  if (n.kind[e.node] != AttributionKind::kDevice && BothHostBound(d)) {
+  if (n.kind[e.node] != AttributionKind::kDevice && DiffBothHostBound(d)) {
     f.detail += " — both runs are host-bound (device time per step " +
                 render::FormatQuantity(n.a_device_ns[0], Unit::kNs) + " → " +
                 render::FormatQuantity(n.b_device_ns[0], Unit::kNs) + " against a host step of " +
