@@ -73,6 +73,17 @@ Status CheckStreamWritable(int fd, const std::string& path) {
 
 }  // namespace
 
+bool IsAtomicTemporaryName(std::string_view name) {
+  if (name.empty() || name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos) {
+    return false;
+  }
+  const std::string s(name);
+  char boot[9];
+  long pid = 0;
+  if (ParseWriterTempName(s.c_str(), boot, &pid)) return true;
+  return s.size() > 11 && IsUnownedTempName(s.c_str(), s.c_str(), s.size() - 11);
+}
+
 int StandardStreamFd(std::string_view path) {
   if (path == "/dev/stdout") return STDOUT_FILENO;
   if (path == "/dev/stderr") return STDERR_FILENO;

@@ -52,6 +52,16 @@ class AtomicFileWriter {
   int lock_fd_ = -1;       // the temporary file's lock (writer_temp.h), held until it is renamed or removed
 };
 
+// Whether the file name `name` (no folder) is a writer's temporary: the
+// form CreateWriterTemp gives every write in progress, AtomicFileWriter's
+// and WriteNewFileAtomically's (`<target>.tmp.<boot>-<pid>.XXXXXX`), the
+// SDK's event file's and the monitor's incident folder's alike, parsed by
+// the same ParseWriterTempName that the sweeps use (src/base/libc/
+// writer_temp.h); or an earlier version's `<target>.tmp.XXXXXX` (six
+// letters or digits, mkstemp's). Such a file is renamed onto its target or
+// removed: a reader listing a folder (aiprof serve's scanner) skips it.
+bool IsAtomicTemporaryName(std::string_view name);
+
 // The descriptor `path` names when it is /dev/stdout (1), /dev/stderr (2),
 // /dev/fd/N or /proc/self/fd/N (N), else -1. By the name as given: such a
 // name is written through the descriptor the process already has open,

@@ -125,8 +125,13 @@ StatusOr<size_t> Indexer::ScanOnce() {
     if (ec) break;
     const fs::directory_entry& e = *it;
     const std::string name = e.path().filename().string();
-    // Never followed: a symbolic link could lead out of the logdir.
-    if (e.is_symlink(ec) || name.empty() || name[0] == '.') {
+    // Never followed: a symbolic link could lead out of the logdir. Never
+    // a run: a writer's temporary (an atomic write in progress, an SDK event
+    // file before its rename, a monitor's incident folder being filled),
+    // named by the writers' one pattern (IsAtomicTemporaryName). One holds
+    // importable bytes before its rename; indexed, it was a second run that
+    // stayed listed after the rename.
+    if (e.is_symlink(ec) || name.empty() || name[0] == '.' || IsAtomicTemporaryName(name)) {
       if (e.is_directory(ec)) it.disable_recursion_pending();
       continue;
     }

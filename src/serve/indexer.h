@@ -2,7 +2,7 @@
 // cache. A run is a trace file, or a folder the importers read as one run
 // (a torch_npu rank folder, an msprof PROF_* folder, a folder of several
 // ranks' units named rankN), which is then not entered. One scanner (periodic, or on request) records importable files in
-// the index; converter threads claim queued runs, import them with the
+// the index (never a writer's temporary file: IsAtomicTemporaryName); converter threads claim queued runs, import them with the
 // importers (and their limits), write `<cache>/<id>.aiprof`, compute the
 // figures of the runs list through an analysis session, and mark the run
 // ready, or failed with the importer's message. Nothing found under the
@@ -29,7 +29,8 @@
 namespace aiprof {
 
 // Folders the scanner never enters: hidden ones (".git", the default
-// ".aiprof-serve" cache) and the cache folder itself.
+// ".aiprof-serve" cache), writers' temporary ones (IsAtomicTemporaryName)
+// and the cache folder itself; nor deeper than this.
 inline constexpr size_t kMaxScanDepth = 16;
 
 // A run's files in the cache folder, named by its id: its native file

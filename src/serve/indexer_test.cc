@@ -8,9 +8,13 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
+#include "src/base/atomic_file.h"
 #include "src/base/mapped_inputs.h"
 #include "src/importers/common/byte_source.h"
 #include "src/importers/common/import_confinement.h"
@@ -85,6 +89,90 @@ TEST(ServeIndexerTest, AFifoNamedLikeATraceIsAFailedRunSayingWhatItIs) {
   found = indexer.ScanOnce();  // the same FIFO: not queued again
   ASSERT_TRUE(found.ok());
   EXPECT_FALSE((*index)->ClaimNext()->has_value());
+}
+
+// A small Chrome trace: importable by its first bytes, whatever its name.
+std::string ServeTmpTinyTrace() {
+  std::string t = "{\"traceEvents\": [";
+  for (int i = 0; i < 8; ++i) {
+    t += std::string(i ? "," : "") + "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, " +
+         "\"ts\": " + std::to_string(i * 10) + ", \"dur\": 5}";
+  }
+  return t + "]}";
+}
+
+// The paths the index lists, sorted.
+std::vector<std::string> ServeTmpListedPaths(RunIndex& index) {
+  std::vector<std::string> paths;
+  auto rows = index.List("", 0);
+  EXPECT_TRUE(rows.ok()) << rows.status().message();
+  if (rows.ok()) {
+    for (const RunRow& r : *rows) paths.push_back(r.path);
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+TEST(ServeIndexerTest, IsAtomicTemporaryNameTakesTheWritersFormsOnly) {
+  EXPECT_TRUE(IsAtomicTemporaryName("run.aiprof.tmp.59430d1a-6500.CrtBux"));
+  EXPECT_TRUE(IsAtomicTemporaryName("events.aiprof.tmp.nobootid-12.a1B2c3"));
+  EXPECT_TRUE(IsAtomicTemporaryName("run.json.tmp.Ab12Cd")) << "an earlier version's, without an owner";
+  EXPECT_FALSE(IsAtomicTemporaryName("run.json"));
+  EXPECT_FALSE(IsAtomicTemporaryName("run.tmp.json"));
+  EXPECT_FALSE(IsAtomicTemporaryName("run.json.tmp.Ab12C")) << "five characters: not mkstemp's";
+  EXPECT_FALSE(IsAtomicTemporaryName("run.json.tmp.Ab-2Cd"));
+  EXPECT_FALSE(IsAtomicTemporaryName("run.aiprof.tmp.59430d1a-0.CrtBux")) << "no pid";
+  EXPECT_FALSE(IsAtomicTemporaryName("logs/run.json.tmp.Ab12Cd")) << "a path, not a name";
+  EXPECT_FALSE(IsAtomicTemporaryName(""));
+}
+
+// An atomic writer's temporary (`run.json.tmp.<boot>-<pid>.XXXXXX`; the
+// SDK's event file and the monitor's incident folders are named alike, by
+// the same CreateWriterTemp) holds importable bytes before its rename. The
+// scanner indexed it as a run of its own, which stayed listed after the
+// rename (trial_races, finding C). The name tested is the writer's own.
+TEST(ServeIndexerTest, AWritersTemporaryIsNotARun) {
+  testing::TempDir dir;
+  const std::string logdir = fs::canonical(dir.path()).string();
+  fs::create_directories(logdir + "/.aiprof-serve/cache");
+  const std::string trace = ServeTmpTinyTrace();
+  AtomicFileWriter writer;
+  ASSERT_TRUE(writer.Open(logdir + "/run.json").ok());
+  ASSERT_TRUE(writer.Write(trace).ok());
+  std::vector<std::string> temps;
+  for (const fs::directory_entry& e : fs::directory_iterator(logdir)) {
+    if (e.is_regular_file()) temps.push_back(e.path().filename().string());
+  }
+  ASSERT_EQ(temps.size(), 1u);
+  const std::string temp = temps[0];
+  EXPECT_TRUE(IsAtomicTemporaryName(temp)) << temp;
+  ASSERT_EQ(temp.rfind("run.json.tmp.", 0), 0u) << temp;
+  // On disk as a write larger than the writer's buffer has it before the
+  // rename (this one is still buffered).
+  std::ofstream(logdir + "/" + temp, std::ios::binary) << trace;
+  // A temporary folder of the same form (a monitor's incident folder being
+  // filled) holding a trace: not entered.
+  const std::string folder = "incident" + temp.substr(std::string("run.json").size());
+  fs::create_directories(logdir + "/" + folder);
+  dir.Write(folder + "/rank0.json", trace);
+  dir.Write("old.json.tmp.Ab12Cd", trace);  // an earlier version's temporary
+  // Not temporaries, importable by their bytes: runs.
+  dir.Write("run.tmp.json", trace);
+  dir.Write("notes.tmp.1234567", trace);
+  auto index = RunIndex::Open(logdir + "/.aiprof-serve/index.db");
+  ASSERT_TRUE(index.ok()) << index.status().message();
+  IndexerOptions options;
+  options.logdir = logdir;
+  options.cache_dir = logdir + "/.aiprof-serve/cache";
+  Indexer indexer(index->get(), options);
+  auto found = indexer.ScanOnce();
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(*found, 2u);
+  EXPECT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"notes.tmp.1234567", "run.tmp.json"}));
+  ASSERT_TRUE(writer.Commit().ok());
+  found = indexer.ScanOnce();
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"notes.tmp.1234567", "run.json", "run.tmp.json"}));
 }
 
 // Importing for someone else (serve, mcp --allow), a FIFO opened as an input

@@ -5,7 +5,9 @@ fails alone, its error shown for it (API and page), while the server goes on
 answering and serving the other runs; once the file is whole again the next
 scan converts it again. A FIFO or a device named like a trace is listed as a
 failed run saying what it is (never opened: a FIFO would block the server);
-symbolic links are not followed (docs/serve.md).
+symbolic links are not followed; a writer's temporary file
+(`<name>.tmp.<boot>-<pid>.XXXXXX`, importable before its rename) is never
+listed (docs/serve.md).
 
 The inputs are made here: a trace of many small ops (string formatting, a few
 seconds), imported once into an .aiprof, which serve reads in place through a
@@ -124,6 +126,69 @@ def changed_under_converter(p, port, path, whole, delay_s, cut_to, what):
     check(end is not None, "%s: written whole again, it is converted again and ready" % what)
 
 
+def listed_paths(port):
+    try:
+        return [r["path"] for r in rows(port)]
+    except OSError:
+        return []
+
+
+def scanned_with(p, port, logdir, marker):
+    """Writes a small trace `marker`, asks for a scan and waits until the
+    marker is converted: the scan that found it (and everything present
+    before it was written) is over. A scan of this logdir takes
+    milliseconds; the conversion waits for the scan's Notify."""
+    with open(os.path.join(logdir, marker), "wb") as f:
+        f.write(tiny_trace(marker.split(".")[0], 5))
+    rescan(port)
+    return wait_state(p, port, marker, ("ready", "failed"), timeout=30) is not None
+
+
+def writer_temporaries(p, port, logdir, native_bytes, json_bytes):
+    """A writer's temporary in the logdir is not a run. Every writer of
+    aiprof (AtomicFileWriter: `-o`, aiprof import; the SDK's event file; the
+    monitor's incident folder) writes `<target>.tmp.<boot>-<pid>.XXXXXX` and
+    renames it onto its target; the first bytes are importable before the
+    rename, so a scan in that window indexed the temporary as a run of its
+    own, which stayed listed after the rename (trial_races, finding C: 7 of
+    10 traces under a client rescanning every 5 ms). Here the window is held
+    open: the temporaries exist for a whole scan, then one is renamed."""
+    boot = open("/proc/sys/kernel/random/boot_id").read()[:8]
+    pid = os.getpid()  # a live writer: nothing sweeps these away meanwhile
+    temps = {
+        "tmprun.aiprof.tmp.%s-%d.Xy12Zq" % (boot, pid): native_bytes,   # aiprof trace -o, aiprof import -o
+        "events.aiprof.tmp.%s-%d.Ab34Cd" % (boot, pid): native_bytes,   # the SDK's event file (same form)
+        "tmprun.json.tmp.%s-%d.Cd56Ef" % (boot, pid): json_bytes,
+        "old.aiprof.tmp.Qw56Er": native_bytes,                          # an earlier version's form
+    }
+    for name, data in temps.items():
+        with open(os.path.join(logdir, name), "wb") as f:
+            f.write(data)
+    folder = "incident.tmp.%s-%d.Fo78Ld" % (boot, pid)  # a monitor incident folder being filled
+    os.makedirs(os.path.join(logdir, folder))
+    with open(os.path.join(logdir, folder, "rank0.json"), "wb") as f:
+        f.write(json_bytes)
+    check(scanned_with(p, port, logdir, "after_temps.json"), "writer temporaries: a scan with them present ends")
+    time.sleep(0.5)  # a converter that took a temporary would list it as converting by now
+    listed = listed_paths(port)
+    check(not any(".tmp." in path for path in listed),
+          "writer temporaries present during a scan are not listed as runs: %s"
+          % [path for path in listed if ".tmp." in path])
+    # The writer's rename: the target is one run, and no temporary stays.
+    target = os.path.join(logdir, "renamed.aiprof")
+    os.rename(os.path.join(logdir, "tmprun.aiprof.tmp.%s-%d.Xy12Zq" % (boot, pid)), target)
+    rescan(port)
+    end = wait_state(p, port, "renamed.aiprof", ("ready", "failed"), timeout=30)
+    check(end is not None and end["state"] == "ready", "the renamed target is a run, ready")
+    listed = listed_paths(port)
+    check(listed.count("renamed.aiprof") == 1 and not any(".tmp." in path for path in listed),
+          "after the rename: the target listed once, no temporary: %s" % listed)
+    for name in temps:
+        if os.path.exists(os.path.join(logdir, name)):
+            os.remove(os.path.join(logdir, name))
+    shutil.rmtree(os.path.join(logdir, folder))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -170,6 +235,12 @@ def main():
         names = [r["name"] for r in rows(port)]
         check("link_out.json" not in names and "link_in.json" not in names,
               "symbolic links are not followed, in or out of the logdir (docs/serve.md): %s" % names)
+
+        tiny_native = os.path.join(tmp, "tiny.aiprof")
+        r = subprocess.run([exe, "import", os.path.join(logdir, "other.json"), "-o", tiny_native],
+                           capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, "a small trace imports: " + r.stderr.strip()[:200])
+        writer_temporaries(p, port, logdir, open(tiny_native, "rb").read(), tiny_trace("temp", 20))
 
         # The first conversion of the .aiprof, whole: its time sets when to cut.
         big = os.path.join(logdir, "big.aiprof")
