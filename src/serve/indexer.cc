@@ -180,8 +180,36 @@ StatusOr<size_t> Indexer::ScanOnce() {
     ++found;
     Notify();
   }
+  RetireGoneRuns();
   ++scans_;
   return found;
+}
+
+void Indexer::RetireGoneRuns() {
+  StatusOr<std::vector<RunRow>> rows = index_->List("", 0);
+  if (!rows.ok()) return ServeLog("scan: " + rows.status().message());
+  for (const RunRow& r : *rows) {
+    if (r.state == RunState::kConverting) continue;  // its converter ends it first; the next scan looks again
+    const fs::path rel(r.path);
+    bool temporary = false;
+    for (const fs::path& part : rel) temporary = temporary || IsAtomicTemporaryName(part.string());
+    std::error_code ec;
+    // Gone: nothing at the path (not a file that cannot be read now, which
+    // stays), links not followed as the scanner does not follow them.
+    const bool gone = fs::symlink_status(fs::path(options_.logdir) / rel, ec).type() == fs::file_type::not_found;
+    if (!gone && !temporary) continue;
+    StatusOr<bool> retired = index_->Retire(r.id, r.size_bytes, r.mtime_ns);
+    if (!retired.ok()) {
+      ServeLog("scan: " + retired.status().message());
+      continue;
+    }
+    if (!*retired) continue;  // recorded again, or claimed, since the list
+    const RunCacheFiles files = CacheFilesOf(options_.cache_dir, r.id);
+    for (const std::string* path : {&files.native, &files.page, &files.partial}) fs::remove(*path, ec);
+    ServeLog("run " + std::to_string(r.id) + " (" + r.path + "): " +
+             (gone ? "its file is gone from the logdir" : "a writer's temporary file, not a run") +
+             "; removed from the index");
+  }
 }
 
 RunCacheFiles CacheFilesOf(const std::string& cache_dir, int64_t id) {

@@ -8,7 +8,8 @@
 // ready, or failed with the importer's message. Nothing found under the
 // logdir is ever executed; symbolic links are not followed, so no path
 // leaves the logdir; FIFOs and devices are never opened (one named like a
-// trace is a failed run saying what it is). A file that changes while it is
+// trace is a failed run saying what it is). A run whose file is gone at a
+// scan leaves the index and the cache. A file that changes while it is
 // converted fails alone (a mapped one that shrinks included: serve makes
 // those faults recoverable, src/base/mapped_inputs.h) and is converted again
 // once a scan finds it changed.
@@ -72,7 +73,8 @@ class Indexer {
   void RequestScan();
   // Wakes the converters (a run was queued).
   void Notify();
-  // One scan, now, on the caller's thread: the number of files found.
+  // One scan, now, on the caller's thread: the number of files found. It
+  // ends by retiring the runs whose file is gone (RetireGoneRuns).
   StatusOr<size_t> ScanOnce();
   // Visible for testing: converts one claimed run.
   void Convert(RunRow run);
@@ -81,6 +83,14 @@ class Indexer {
  private:
   void ScanLoop();
   void ConvertLoop();
+  // Removes from the index, with their cache files, the runs whose path in
+  // the logdir holds nothing any more (deleted, or renamed away: a writer's
+  // temporary that an earlier version indexed), or whose path is a writer's
+  // temporary: they leave the runs list, and their id answers 404. Not a
+  // run a converter has (the next scan looks again), nor one recorded again
+  // since it was listed (RunIndex::Retire). Uploads are files of the logdir
+  // too: one whose file is there stays.
+  void RetireGoneRuns();
 
   RunIndex* index_;
   IndexerOptions options_;

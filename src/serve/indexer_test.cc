@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -173,6 +174,80 @@ TEST(ServeIndexerTest, AWritersTemporaryIsNotARun) {
   found = indexer.ScanOnce();
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"notes.tmp.1234567", "run.json", "run.tmp.json"}));
+}
+
+// A run whose file was removed (or renamed away) stayed listed for good:
+// nothing but DELETE /api/runs/ID removed a row, and that only an
+// upload's. A scan now retires it with its cache files; a run a converter
+// has is kept until the converter ends, and a file still there stays,
+// uploads included.
+TEST(ServeIndexerTest, ARunWhoseFileIsGoneLeavesTheIndexAtTheNextScan) {
+  testing::TempDir dir;
+  const std::string logdir = fs::canonical(dir.path()).string();
+  const std::string cache = logdir + "/.aiprof-serve/cache";
+  fs::create_directories(cache);
+  fs::create_directories(logdir + "/uploads");
+  const std::string trace = ServeTmpTinyTrace();
+  dir.Write("gone.json", trace);
+  dir.Write("kept.json", trace);
+  dir.Write("busy.json", trace);
+  auto index = RunIndex::Open(logdir + "/.aiprof-serve/index.db");
+  ASSERT_TRUE(index.ok()) << index.status().message();
+  IndexerOptions options;
+  options.logdir = logdir;
+  options.cache_dir = cache;
+  Indexer indexer(index->get(), options);
+  ASSERT_TRUE(indexer.ScanOnce().ok());
+  dir.Write("uploads/1-2-3-up.json", trace);
+  auto upload = (*index)->AddUpload("uploads/1-2-3-up.json", static_cast<int64_t>(trace.size()), 1, "up.json", "", "");
+  ASSERT_TRUE(upload.ok()) << upload.status().message();
+  // An earlier version's row for a writer's temporary that is still there
+  // (its writer killed): not a run either.
+  const std::string stale_temp = "run.json.tmp.59430d1a-77.CrtBux";
+  dir.Write(stale_temp, trace);
+  ASSERT_TRUE((*index)->Upsert(stale_temp, static_cast<int64_t>(trace.size()), 1).ok());
+  ASSERT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"busy.json", "gone.json", "kept.json",
+                                                                    stale_temp, "uploads/1-2-3-up.json"}));
+  int64_t gone_id = 0, busy_id = 0;
+  auto listed = (*index)->List("", 0);
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  for (const RunRow& r : *listed) {
+    if (r.path == "gone.json") gone_id = r.id;
+    if (r.path == "busy.json") busy_id = r.id;
+  }
+  // busy.json: claimed by a converter (the oldest queued run is gone.json's
+  // or busy.json's: claim until it is busy.json's, giving the others back).
+  std::optional<RunRow> busy;
+  while (!busy) {
+    auto claimed = (*index)->ClaimNext();
+    ASSERT_TRUE(claimed.ok() && claimed->has_value());
+    if ((**claimed).id == busy_id) {
+      busy = **claimed;
+    } else {
+      ASSERT_TRUE((*index)->MarkFailed((**claimed).id, "given back").ok());
+    }
+  }
+  const RunCacheFiles gone_files = CacheFilesOf(cache, gone_id);
+  for (const std::string& f : {gone_files.native, gone_files.page}) std::ofstream(f) << "cached";
+  fs::remove(logdir + "/gone.json");
+  fs::remove(logdir + "/busy.json");
+  auto found = indexer.ScanOnce();
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"busy.json", "kept.json", "uploads/1-2-3-up.json"}))
+      << "gone.json and the temporary retired; busy.json kept while converted";
+  auto row = (*index)->Get(gone_id);
+  ASSERT_TRUE(row.ok());
+  EXPECT_FALSE(row->has_value());
+  EXPECT_FALSE(fs::exists(gone_files.native));
+  EXPECT_FALSE(fs::exists(gone_files.page));
+  ASSERT_TRUE((*index)->MarkFailed(busy_id, "busy.json: no such file").ok());
+  ASSERT_TRUE(indexer.ScanOnce().ok());
+  EXPECT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"kept.json", "uploads/1-2-3-up.json"}))
+      << "busy.json, once its converter ended";
+  // Back again: a run again, under a new row.
+  dir.Write("gone.json", trace);
+  ASSERT_TRUE(indexer.ScanOnce().ok());
+  EXPECT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"gone.json", "kept.json", "uploads/1-2-3-up.json"}));
 }
 
 // Importing for someone else (serve, mcp --allow), a FIFO opened as an input

@@ -450,6 +450,16 @@ StatusOr<bool> RunIndex::Delete(int64_t id) {
   return sqlite3_changes(db_) > 0;
 }
 
+StatusOr<bool> RunIndex::Retire(int64_t id, int64_t size_bytes, int64_t mtime_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt s(db_,
+         "DELETE FROM runs WHERE id = ? AND size_bytes = ? AND mtime_ns = ? AND state != 'converting' AND "
+         "(claimed_unix_ms = 0 OR claimed_unix_ms < ?)");
+  s.Int(1, id).Int(2, size_bytes).Int(3, mtime_ns).Int(4, NowMs() - kStaleClaimMs);
+  if (s.Step() != SQLITE_DONE) return Error("cannot retire a run");
+  return sqlite3_changes(db_) > 0;
+}
+
 Status RunIndex::SetName(int64_t id, const std::string& name, const std::string& tag) {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s(db_, "UPDATE runs SET name = ?, tag = ? WHERE id = ?");

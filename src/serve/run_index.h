@@ -82,6 +82,11 @@ class RunIndex {
   // Removes run `id`'s row unless it is being converted: true when a row
   // was removed.
   StatusOr<bool> Delete(int64_t id);
+  // Removes run `id`'s row when it still has the stamp a scan saw (`size_bytes`,
+  // `mtime_ns`: not recorded again since) and no converter has it (neither
+  // 'converting' nor queued again under a claim younger than kStaleClaimMs):
+  // a run whose file a scan found gone. True when a row was removed.
+  StatusOr<bool> Retire(int64_t id, int64_t size_bytes, int64_t mtime_ns);
   // Runs whose path, name, service, tag, state or top finding contain `search`
   // (case-insensitive; all when empty), newest first.
   StatusOr<std::vector<RunRow>> List(const std::string& search, size_t limit);

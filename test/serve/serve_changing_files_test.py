@@ -7,7 +7,7 @@ scan converts it again. A FIFO or a device named like a trace is listed as a
 failed run saying what it is (never opened: a FIFO would block the server);
 symbolic links are not followed; a writer's temporary file
 (`<name>.tmp.<boot>-<pid>.XXXXXX`, importable before its rename) is never
-listed (docs/serve.md).
+listed, and a file removed between scans leaves the list (docs/serve.md).
 
 The inputs are made here: a trace of many small ops (string formatting, a few
 seconds), imported once into an .aiprof, which serve reads in place through a
@@ -189,6 +189,62 @@ def writer_temporaries(p, port, logdir, native_bytes, json_bytes):
     shutil.rmtree(os.path.join(logdir, folder))
 
 
+def wait_unlisted(p, port, path, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline and p.poll() is None:
+        if path not in listed_paths(port):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def removed_between_scans(p, port, logdir):
+    """A run whose file is removed leaves the list at the next scan, with
+    its cache files; its id answers 404 (API and page). Before, nothing but
+    an upload's DELETE removed a row: a removed file (or a writer's
+    temporary renamed away) stayed listed for good. An upload whose file is
+    there stays through scans and is deleted through the API as before; a
+    removed file written again is a run again."""
+    cache = os.path.join(logdir, ".aiprof-serve", "cache")
+    path = os.path.join(logdir, "removed.json")
+    with open(path, "wb") as f:
+        f.write(tiny_trace("removed", 20))
+    rescan(port)
+    end = wait_state(p, port, "removed.json", ("ready",), timeout=30)
+    check(end is not None, "removed.json: converted before its removal")
+    if end is None:
+        return
+    rid = end["id"]
+    cached = [os.path.join(cache, "%d.aiprof" % rid), os.path.join(cache, "%d.run" % rid)]
+    check(all(os.path.exists(c) for c in cached), "removed.json: its cache files exist")
+    os.remove(path)
+    check(scanned_with(p, port, logdir, "after_removal.json"), "removed.json: a scan after its removal ends")
+    check(wait_unlisted(p, port, "removed.json"), "a file removed between scans leaves the list: %s" % listed_paths(port))
+    s, body = get(port, "/api/runs/%d" % rid)
+    check(s == 404, "its id answers 404 in the API: %s %s" % (s, " ".join(body.split())[:200]))
+    s, _ = get(port, "/runs/%d" % rid)
+    check(s == 404, "its page answers 404: %s" % s)
+    check(not any(os.path.exists(c) for c in cached), "its cache files are removed")
+    # An upload is a file of the logdir too: kept while it is there, and
+    # deleted through the API as before.
+    s, body = http(port, "/api/runs?name=kept_upload.json", "POST", tiny_trace("upload", 10))[:2]
+    check(s == 202, "an upload is accepted: %s %s" % (s, body.strip()[:200]))
+    up = json.loads(body)["id"] if s == 202 else 0
+    end = wait_state(p, port, "kept_upload.json", ("ready",), timeout=30)
+    check(end is not None and end["id"] == up, "the upload is converted")
+    check(scanned_with(p, port, logdir, "after_upload.json"), "a scan after the upload ends")
+    check(row_of(port, "kept_upload.json") is not None, "the upload stays listed through a scan")
+    s, body = get(port, "/api/runs/%d" % up, method="DELETE")
+    check(s == 200 and '"deleted": true' in body, "DELETE /api/runs/ID removes the upload: %s %s" % (s, body[:200]))
+    check(row_of(port, "kept_upload.json") is None, "the deleted upload is not listed")
+    # Written again: a run again.
+    with open(path, "wb") as f:
+        f.write(tiny_trace("removed", 20))
+    rescan(port)
+    end = wait_state(p, port, "removed.json", ("ready",), timeout=30)
+    check(end is not None, "removed.json written again is a run again, ready")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -241,6 +297,7 @@ def main():
                            capture_output=True, text=True, timeout=120)
         check(r.returncode == 0, "a small trace imports: " + r.stderr.strip()[:200])
         writer_temporaries(p, port, logdir, open(tiny_native, "rb").read(), tiny_trace("temp", 20))
+        removed_between_scans(p, port, logdir)
 
         # The first conversion of the .aiprof, whole: its time sets when to cut.
         big = os.path.join(logdir, "big.aiprof")

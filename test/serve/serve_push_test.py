@@ -120,7 +120,12 @@ def run_tests(exe, data, tmp):
     os.utime(os.path.join(logdir, "top.json"), (1600000000, 1600000000))  # 2020-09-13 UTC
 
     # An index of schema version 1 (no service column), as the previous
-    # server wrote it, with one run: upgraded in place, its run kept.
+    # server wrote it, with one run: upgraded in place, its run kept. Its
+    # file is there with the stamp recorded (1 byte, 1 ns): a run whose
+    # file is gone leaves the index at the first scan (docs/serve.md).
+    with open(os.path.join(logdir, "old.json"), "wb") as f:
+        f.write(b"x")
+    os.utime(os.path.join(logdir, "old.json"), ns=(1, 1))
     db = os.path.join(tmp, "index", "index.db")
     os.makedirs(os.path.dirname(db))
     con = sqlite3.connect(db)
@@ -135,7 +140,7 @@ def run_tests(exe, data, tmp):
         top_basis TEXT NOT NULL DEFAULT '', indexed_unix_ms INTEGER NOT NULL DEFAULT 0, convert_ms REAL NOT NULL DEFAULT 0);
       CREATE INDEX runs_state ON runs(state, id);
       INSERT INTO runs(path, name, tag, size_bytes, mtime_ns, state, error)
-        VALUES ('gone.json', 'old run', 'v1', 1, 1, 'failed', 'from the version-1 index');
+        VALUES ('old.json', 'old run', 'v1', 1, 1, 'failed', 'from the version-1 index');
     """)
     con.commit()
     con.close()
@@ -181,7 +186,7 @@ def run_tests(exe, data, tmp):
         scanned = [x for x in rows.values() if x["path"] == "svc-a/convnet.json"]
         check(scanned and scanned[0]["steps"] == mine.get("steps") and scanned[0]["step_p50_ns"] == mine.get("step_p50_ns"),
               "the pushed copy has the figures of the same file found in the logdir")
-        old = [x for x in rows.values() if x["path"] == "gone.json"]
+        old = [x for x in rows.values() if x["path"] == "old.json"]
         check(old and old[0]["name"] == "old run" and old[0]["service"] == "" and old[0]["tag"] == "v1",
               "a version-1 index is upgraded, its runs kept")
         rc, out = push(exe, convnet, "--server", server + "/", "--token-file", bare_tok)
