@@ -206,8 +206,8 @@ void Indexer::RetireGoneRuns() {
     if (!*retired) continue;  // recorded again, or claimed, since the list
     const RunCacheFiles files = CacheFilesOf(options_.cache_dir, r.id);
     for (const std::string* path : {&files.native, &files.page, &files.partial}) fs::remove(*path, ec);
-    ServeLog("run " + std::to_string(r.id) + " (" + r.path + "): " +
-             (gone ? "its file is gone from the logdir" : "a writer's temporary file, not a run") +
+    ServeLog("run " + std::to_string(r.id) + " (" + r.path +
+             "): " + (gone ? "its file is gone from the logdir" : "a writer's temporary file, not a run") +
              "; removed from the index");
   }
 }

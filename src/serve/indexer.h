@@ -2,8 +2,8 @@
 // cache. A run is a trace file, or a folder the importers read as one run
 // (a torch_npu rank folder, an msprof PROF_* folder, a folder of several
 // ranks' units named rankN), which is then not entered. One scanner (periodic, or on request) records importable files in
-// the index (never a writer's temporary file: IsAtomicTemporaryName); converter threads claim queued runs, import them with the
-// importers (and their limits), write `<cache>/<id>.aiprof`, compute the
+// the index (never a writer's temporary file: IsAtomicTemporaryName); converter threads claim queued runs, import
+// them with the importers (and their limits), write `<cache>/<id>.aiprof`, compute the
 // figures of the runs list through an analysis session, and mark the run
 // ready, or failed with the importer's message. Nothing found under the
 // logdir is ever executed; symbolic links are not followed, so no path

@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -206,8 +206,8 @@ TEST(ServeIndexerTest, ARunWhoseFileIsGoneLeavesTheIndexAtTheNextScan) {
   const std::string stale_temp = "run.json.tmp.59430d1a-77.CrtBux";
   dir.Write(stale_temp, trace);
   ASSERT_TRUE((*index)->Upsert(stale_temp, static_cast<int64_t>(trace.size()), 1).ok());
-  ASSERT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"busy.json", "gone.json", "kept.json",
-                                                                    stale_temp, "uploads/1-2-3-up.json"}));
+  ASSERT_EQ(ServeTmpListedPaths(**index),
+            (std::vector<std::string>{"busy.json", "gone.json", "kept.json", stale_temp, "uploads/1-2-3-up.json"}));
   int64_t gone_id = 0, busy_id = 0;
   auto listed = (*index)->List("", 0);
   ASSERT_TRUE(listed.ok()) << listed.status().message();
@@ -247,7 +247,8 @@ TEST(ServeIndexerTest, ARunWhoseFileIsGoneLeavesTheIndexAtTheNextScan) {
   // Back again: a run again, under a new row.
   dir.Write("gone.json", trace);
   ASSERT_TRUE(indexer.ScanOnce().ok());
-  EXPECT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"gone.json", "kept.json", "uploads/1-2-3-up.json"}));
+  EXPECT_EQ(ServeTmpListedPaths(**index),
+            (std::vector<std::string>{"gone.json", "kept.json", "uploads/1-2-3-up.json"}));
 }
 
 // Importing for someone else (serve, mcp --allow), a FIFO opened as an input
