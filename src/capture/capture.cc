@@ -47,8 +47,6 @@ namespace {
 constexpr int64_t kCounterPeriodNs = 100'000'000;
 constexpr char kTargetExited[] = "target exited";  // the stop reason of a command that ended by itself
 constexpr int64_t kPollNs = 20'000'000;
-// Polls that may find a just-exec'd command's auxv unwritten (ProbeVdso): 2 s.
-constexpr int kVdsoProbes = 100;
 // The capture folder's free space is read every second; under 1 MiB it is full.
 constexpr int64_t kSpaceCheckNs = 1'000'000'000;
 constexpr uint64_t kFolderFullBytes = uint64_t{1} << 20;
@@ -119,9 +117,10 @@ bool IsKernelThread(int32_t pid) {
 }
 
 // The kernel maps one vDSO image into every process (clock_gettime,
-// gettimeofday: time.perf_counter() runs there) and writes no MMAP record
-// for it, so samples in it were unsymbolised addresses with no module.
-// aiprof's own copy is written to `path` for libdwfl; returns its size (0:
+// gettimeofday: time.perf_counter() runs there). Its PERF_RECORD_MMAP2 (and
+// its /proc maps line) names it "[vdso]", with no file behind it, so
+// samples in it were unsymbolised addresses with no module. aiprof's own
+// copy is written to `path` for libdwfl (NameVdso); returns its size (0:
 // none written).
 uint64_t WriteOwnVdso(const std::string& path) {
   const uint64_t base = getauxval(AT_SYSINFO_EHDR);
@@ -136,15 +135,11 @@ uint64_t WriteOwnVdso(const std::string& path) {
   return out ? size : 0;
 }
 
-// Where `pid`'s vDSO is mapped (AT_SYSINFO_EHDR of /proc/PID/auxv); 0 if unknown.
-uint64_t VdsoBaseOf(int32_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/auxv", std::ios::binary);
-  uint64_t entry[2];
-  while (in.read(reinterpret_cast<char*>(entry), sizeof(entry))) {
-    if (entry[0] == AT_NULL) break;
-    if (entry[0] == AT_SYSINFO_EHDR) return entry[1];
-  }
-  return 0;
+// The executable `pid` runs (/proc/PID/exe), "" if unreadable.
+std::string ExeOf(int32_t pid) {
+  char exe[4096];
+  const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof(exe));
+  return n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
 }
 
 void RemoveTree(const std::string& path) {
@@ -495,12 +490,6 @@ class Session {
                        perf_error_ + " (--cpu-hz 0 records its /proc counters only)");
     }
     attach_maps_ = ReadProcMaps(o_.pid);
-    for (Mapping& m : attach_maps_) {
-      if (m.path == "[vdso]" && vdso_size_ != 0) {
-        m.path = dir_ + "/vdso.so";
-        m.name = "[vdso]";
-      }
-    }
     malloc_settings_ = AllocatorSettingsOfProcess(o_.pid);
     ProbeMalloc();
     for (int32_t tid : Threads(o_.pid)) attach_names_[tid] = Comm(o_.pid, tid);
@@ -540,26 +529,41 @@ class Session {
 
   // Which malloc the target runs with, once its libraries are mapped (a
   // launched command: once it has exec'd, its executable is not aiprof's).
+  // A launched command is probed again each time it execs another program
+  // in the same pid: a launcher (env LD_PRELOAD=..., taskset, a pyenv shim)
+  // maps its own libc first, and the probe took the launcher's allocator
+  // (trial_races A1: 13 of 40 loaded runs of `env LD_PRELOAD=jemalloc`
+  // read glibc). Its settings are the exec'd program's environment.
   void ProbeMalloc() {
-    if (malloc_probed_) return;
     const int32_t pid = o_.pid > 0 ? o_.pid : child_;
-    if (o_.pid == 0 && !RunsAnotherExecutable(pid)) return;
-    malloc_probed_ = ProbeAllocatorLibrary(pid, &malloc_library_);
+    if (o_.pid > 0) {
+      if (!malloc_probed_) malloc_probed_ = ProbeAllocatorLibrary(pid, &malloc_library_);
+      return;
+    }
+    if (!RunsAnotherExecutable(pid)) return;
+    const std::string exe = ExeOf(pid);
+    if (malloc_probed_ && exe == malloc_exe_) return;
+    std::string library;
+    if (!ProbeAllocatorLibrary(pid, &library)) return;  // mid-execve: libc is not mapped yet
+    malloc_probed_ = true;
+    malloc_library_ = std::move(library);
+    malloc_exe_ = exe;
+    // An environ read as empty by a command that has gone keeps what it inherited.
+    const std::string settings = AllocatorSettingsOfProcess(pid);
+    if (!settings.empty() || ExeOf(pid) == exe) malloc_settings_ = settings;
   }
 
-  // The launched command's vDSO, once it has exec'd (its forks share it;
-  // a program it execs in turn gets its own, not found here). Its
-  // /proc/PID/exe names the new program before execve has written the new
-  // auxv (its entries read zero meanwhile), so a probe that finds no base
-  // is tried again at the next poll, up to kVdsoProbes polls (a kernel
-  // booted with vdso=0 has none). Once read, CI's loaded machine lost every
-  // vDSO sample of a run (stop 65: 221 of them `[unknown]`).
-  void ProbeVdso() {
-    if (vdso_probed_ || o_.pid > 0 || vdso_size_ == 0 || !RunsAnotherExecutable(child_)) return;
-    const uint64_t base = VdsoBaseOf(child_);
-    if (base == 0 && ++vdso_probes_ < kVdsoProbes) return;
-    vdso_probed_ = true;
-    if (base != 0) vdso_maps_.push_back(Mapping{child_, base, base + vdso_size_, 0, dir_ + "/vdso.so", "[vdso]"});
+  // A "[vdso]" mapping (the kernel's record of an image's vDSO, or the
+  // /proc maps line read at attach) is read from aiprof's copy of the
+  // image. The record carries the address each execve mapped it at, so a
+  // launcher that execs the program (env, a pyenv shim) has both, each in
+  // its own image's time: once read from /proc/PID/auxv at one poll, it was
+  // the launcher's or, mid-execve, none (stop 65's CI failure).
+  void NameVdso(Mapping* m) const {
+    if (m->path != "[vdso]" || vdso_size_ == 0) return;
+    m->path = dir_ + "/vdso.so";
+    m->name = "[vdso]";
+    m->end = std::min(m->end, m->start + vdso_size_);
   }
 
   // The capture folder's file system, once a second: a full one (a small
@@ -597,7 +601,6 @@ class Session {
         break;
       }
       ProbeMalloc();
-      ProbeVdso();
       if (now >= next_space_check) {
         CheckFolderSpace(now);
         next_space_check = now + kSpaceCheckNs;
@@ -663,7 +666,9 @@ class Session {
     if (sampler_) {
       PerfData& perf = sampler_->data();
       perf.mappings.insert(perf.mappings.end(), attach_maps_.begin(), attach_maps_.end());
-      perf.mappings.insert(perf.mappings.end(), vdso_maps_.begin(), vdso_maps_.end());
+      // The kernel's PERF_RECORD_MMAP2 of each image's vDSO names it
+      // "[vdso]", with no file: it is read from aiprof's own copy.
+      for (Mapping& m : perf.mappings) NameVdso(&m);
       for (const auto& [tid, name] : attach_names_) {
         // Names given later (PERF_RECORD_COMM) win over those read at attach.
         if (!name.empty()) perf.thread_names.try_emplace(tid, name);
@@ -1026,13 +1031,11 @@ class Session {
   // The target's malloc (ProbeMalloc) and its allocator settings.
   bool malloc_probed_ = false;
   std::string malloc_library_, malloc_settings_;
+  std::string malloc_exe_;  // the launched command's executable when its malloc was probed
   pid_t child_ = 0;
   int exit_code_ = 0;
   bool exited_ = false;
   uint64_t vdso_size_ = 0;  // bytes of the vDSO image in dir_/vdso.so (0: none)
-  bool vdso_probed_ = false;
-  int vdso_probes_ = 0;  // polls that found the exec'd command's auxv not written yet
-  std::vector<Mapping> vdso_maps_;  // the launched command's vDSO (ProbeVdso)
   int64_t folder_full_ns_ = 0;      // when the capture folder's file system was first seen full (0: never)
   std::string folder_full_note_;    // it, in words, for the stderr line
   std::string stack_cap_note_;  // StackCapNote(), for the stderr line

@@ -1,5 +1,6 @@
 #include "src/capture/capture.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -250,6 +251,77 @@ TEST(PythonSamplesTest, TheSamplersOwnThreadIsAiprofOverhead) {
   EXPECT_EQ(stacks[900002], std::vector<std::string>{"aiprof::python_sampler / aiprof_overhead"});
   EXPECT_EQ(stacks[900003], std::vector<std::string>{"aiprof::python_sampler / aiprof_overhead"});
   EXPECT_EQ(stacks[900001].size(), 2u);  // the program's thread: its own two frames
+}
+
+// A pid that execs again (a launcher: env, taskset, a pyenv shim execs the
+// program in the same pid) maps libc once per image, at two addresses. Each
+// sample is symbolised with the mappings of the image that ran at its time
+// (PerfData::exec_ns); a child forked without execve, with its parent's
+// image at the fork. Before, the pid's mappings were one list and the lower
+// libc won: the program's libc frames were unknown addresses (trial_races A2).
+// The launcher's libc here is this process's, 1 GiB lower.
+TEST(HostTraceTest, APidThatExecsAgainIsSymbolisedWithEachImagesOwnMappings) {
+  void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  ASSERT_NE(libc, nullptr);
+  const auto pc = reinterpret_cast<uint64_t>(dlsym(libc, "getpid"));
+  ASSERT_NE(pc, 0u);
+  std::string path;
+  for (const Mapping& m : ReadProcMaps(getpid())) {
+    if (m.start <= pc && pc < m.end) path = m.path;
+  }
+  ASSERT_NE(path.find("libc"), std::string::npos) << path;
+  constexpr uint64_t kShift = uint64_t{1} << 30;
+  constexpr int32_t kPid = 900010, kChild = 900011;
+  PerfData perf;
+  perf.exec_ns[kPid] = {5000, 1000};  // aiprof's fork execs the launcher, which execs the program
+  for (const Mapping& m : ReadProcMaps(getpid())) {
+    if (m.path != path) continue;
+    Mapping program = m, launcher = m;
+    program.pid = launcher.pid = kPid;
+    program.ts_ns = 6000;
+    launcher.ts_ns = 2000;
+    launcher.start -= kShift;
+    launcher.end -= kShift;
+    perf.mappings.push_back(program);
+    perf.mappings.push_back(launcher);
+  }
+  perf.process_parent[kChild] = kPid;  // forked by the program, no execve
+  perf.fork_ns[kChild] = 6500;
+  perf.chain = {pc, pc - kShift};
+  const struct {
+    int32_t pid;
+    int64_t ts;
+    uint32_t chain;
+  } samples[] = {{kPid, 7000, 0}, {kPid, 3000, 1}, {kChild, 8000, 0}};
+  for (const auto& x : samples) {
+    RawSample s{};
+    s.ts_ns = x.ts;
+    s.period_ns = 1'000'000;
+    s.pid = s.tid = x.pid;
+    s.chain_begin = x.chain;
+    s.chain_len = 1;
+    s.regs_index = UINT32_MAX;
+    perf.samples.push_back(s);
+  }
+  Trace t;
+  TraceBuilder b(&t);
+  HostStats stats;
+  BuildHostTrace(perf, UnwindMode::kFramePointer, &b, &stats);
+  ASSERT_TRUE(b.Finalize().ok());
+  ASSERT_EQ(t.samples.size(), 3u);
+  EXPECT_EQ(stats.processes, 2u);  // two pids; the launcher's image is not a process of its own
+  std::map<int64_t, std::vector<std::string>> leaf;  // sample time -> leaf frame, module
+  for (size_t i = 0; i < t.samples.size(); ++i) {
+    const uint32_t c = t.samples.callsite[i];
+    ASSERT_NE(c, kNoCallsite);
+    leaf[t.samples.ts_ns[i]] = {std::string(t.Str(t.callsites.frame[c])), std::string(t.Str(t.callsites.module[c]))};
+  }
+  for (int64_t ts : {7000, 3000, 8000}) {
+    ASSERT_EQ(leaf[ts].size(), 2u) << ts;
+    EXPECT_NE(leaf[ts][0].find("getpid"), std::string::npos) << ts << ": " << leaf[ts][0];
+    EXPECT_EQ(leaf[ts][1], path) << ts;
+  }
+  dlclose(libc);
 }
 
 // The hook's clock-sync marks are aiprof's: one name and category

@@ -1,6 +1,7 @@
 #include "src/capture/host_trace.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,21 +17,51 @@
 namespace aiprof {
 namespace {
 
-// Mappings that describe `pid`'s code: its own, plus (for a child forked
-// without execve) those of the processes it was forked from.
-std::vector<Mapping> MappingsOf(const PerfData& perf, int32_t pid) {
+// The time of `pid`'s image `generation` (ExecGeneration): from its
+// generation-th traced execve (none for 0) to the next one.
+struct ImageSpan {
+  int64_t from = INT64_MIN, to = INT64_MAX;
+};
+ImageSpan SpanOf(const PerfData& perf, int32_t pid, size_t generation) {
+  ImageSpan span;
+  auto it = perf.exec_ns.find(pid);
+  if (it == perf.exec_ns.end()) return span;
+  std::vector<int64_t> execs = it->second;
+  std::sort(execs.begin(), execs.end());
+  if (generation > 0 && generation <= execs.size()) span.from = execs[generation - 1];
+  if (generation < execs.size()) span.to = execs[generation];
+  return span;
+}
+
+// Mappings that describe `pid`'s code while its image `generation` ran:
+// the mappings recorded in that image's time (a mapping read from /proc at
+// attach, time 0, is of the image then running), plus, before its first
+// execve, those of the process it was forked from, as that one's image
+// was at the fork. A launcher that execs the program in the same pid (env,
+// taskset, a pyenv shim) maps libc at one address and the program at
+// another: one merged list symbolised every libc frame of the program
+// against the lower of the two (trial_races A2: env, 6 of 12 runs had
+// nearly every stack truncated).
+std::vector<Mapping> MappingsOf(const PerfData& perf, int32_t pid, size_t generation) {
   std::vector<Mapping> out;
-  for (int32_t p = pid, hops = 0; hops < 64; ++hops) {
+  int32_t p = pid;
+  size_t g = generation;
+  for (int hops = 0; hops < 64; ++hops) {
+    const ImageSpan span = SpanOf(perf, p, g);
     for (const Mapping& m : perf.mappings) {
-      if (m.pid == p) {
-        out.push_back(m);
-        out.back().pid = pid;
-      }
+      if (m.pid != p) continue;
+      const bool in_span = m.ts_ns == 0 ? g == 0 : (m.ts_ns >= span.from && m.ts_ns < span.to);
+      if (!in_span) continue;
+      out.push_back(m);
+      out.back().pid = pid;
     }
-    if (perf.exec_pids.count(p)) break;
+    if (g > 0) break;  // an image of its own: nothing of the parent's
     auto it = perf.process_parent.find(p);
     if (it == perf.process_parent.end()) break;
-    p = it->second;
+    auto fork = perf.fork_ns.find(p);
+    const int32_t parent = it->second;
+    g = ExecGeneration(perf, parent, fork != perf.fork_ns.end() && fork->second > 0 ? fork->second : INT64_MAX);
+    p = parent;
   }
   return out;
 }
@@ -71,15 +102,26 @@ class HostTraceBuilder {
   // (samples are sorted by track and time at finalize, so the order here
   // does not matter).
   void Run() {
+    // By pid, then by the image that ran (a pid that execs again has one per execve).
     std::vector<uint32_t> order(perf_.samples.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](uint32_t a, uint32_t b) { return perf_.samples[a].pid < perf_.samples[b].pid; });
+    std::vector<uint32_t> generation(perf_.samples.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      order[i] = static_cast<uint32_t>(i);
+      const RawSample& s = perf_.samples[i];
+      generation[i] = static_cast<uint32_t>(ExecGeneration(perf_, s.pid, s.ts_ns));
+    }
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      const int32_t pa = perf_.samples[a].pid, pb = perf_.samples[b].pid;
+      return pa != pb ? pa < pb : generation[a] < generation[b];
+    });
     for (size_t i = 0; i < order.size();) {
       const int32_t pid = perf_.samples[order[i]].pid;
-      ProcessImage image(pid, MappingsOf(perf_, pid));
-      for (; i < order.size() && perf_.samples[order[i]].pid == pid; ++i) AddSample(perf_.samples[order[i]], &image);
-      ++stats_->processes;
+      const uint32_t g = generation[order[i]];
+      ProcessImage image(pid, MappingsOf(perf_, pid, g));
+      for (; i < order.size() && perf_.samples[order[i]].pid == pid && generation[order[i]] == g; ++i) {
+        AddSample(perf_.samples[order[i]], &image);
+      }
+      if (i == order.size() || perf_.samples[order[i]].pid != pid) ++stats_->processes;
       stats_->modules += image.module_count();
       stats_->modules_unreadable += image.unreadable_module_count();
     }

@@ -69,7 +69,25 @@ std::vector<int> OnlineCpus() {
   return out;
 }
 
+// The time of a side-band record (MMAP2, COMM): with sample_id_all and
+// kSampleType's TID and TIME, every such record ends with its sample_id
+// {u32 pid, tid; u64 time}, after the name padded to 8 bytes.
+int64_t RecordTime(const uint8_t* rec, size_t len) {
+  if (len < sizeof(perf_event_header) + 16) return 0;
+  int64_t t;
+  std::memcpy(&t, rec + len - 8, sizeof(t));
+  return t;
+}
+
 }  // namespace
+
+size_t ExecGeneration(const PerfData& perf, int32_t pid, int64_t ts_ns) {
+  auto it = perf.exec_ns.find(pid);
+  if (it == perf.exec_ns.end()) return 0;
+  size_t g = 0;
+  for (int64_t e : it->second) g += e <= ts_ns;
+  return g;
+}
 
 PerfSampler::~PerfSampler() {
   Stop();
@@ -252,6 +270,7 @@ void PerfSampler::Parse(const uint8_t* rec, size_t len) {
       m.pgoff = Read<uint64_t>(p);
       p += 4 + 4 + 8 + 8 + 4 + 4;  // maj, min, ino, ino_generation, prot, flags
       m.path.assign(reinterpret_cast<const char*>(p), strnlen(reinterpret_cast<const char*>(p), end - p));
+      m.ts_ns = RecordTime(rec, len);
       data_.mappings.push_back(std::move(m));
       break;
     }
@@ -259,7 +278,7 @@ void PerfSampler::Parse(const uint8_t* rec, size_t len) {
       if (end - p < 8) return;
       int32_t pid = static_cast<int32_t>(Read<uint32_t>(p));
       int32_t tid = static_cast<int32_t>(Read<uint32_t>(p));
-      if (h.misc & PERF_RECORD_MISC_COMM_EXEC) data_.exec_pids[pid] = true;
+      if (h.misc & PERF_RECORD_MISC_COMM_EXEC) data_.exec_ns[pid].push_back(RecordTime(rec, len));
       data_.thread_names[tid].assign(reinterpret_cast<const char*>(p), strnlen(reinterpret_cast<const char*>(p), end - p));
       break;
     }
@@ -269,8 +288,12 @@ void PerfSampler::Parse(const uint8_t* rec, size_t len) {
       int32_t ppid = static_cast<int32_t>(Read<uint32_t>(p));
       int32_t tid = static_cast<int32_t>(Read<uint32_t>(p));
       int32_t ptid = static_cast<int32_t>(Read<uint32_t>(p));
+      const int64_t time = end - p >= 8 ? static_cast<int64_t>(Read<uint64_t>(p)) : 0;
       data_.thread_pid[tid] = pid;
-      if (pid != ppid) data_.process_parent[pid] = ppid;
+      if (pid != ppid) {
+        data_.process_parent[pid] = ppid;
+        data_.fork_ns.emplace(pid, time);
+      }
       auto it = data_.thread_names.find(ptid);
       if (it != data_.thread_names.end() && !data_.thread_names.count(tid)) {
         std::string name = it->second;

@@ -54,6 +54,7 @@ struct Mapping {
   uint64_t start, end, pgoff;
   std::string path;
   std::string name = {};  // the module's name in frames when it is not `path` ("[vdso]" for its image's copy)
+  int64_t ts_ns = 0;      // CLOCK_MONOTONIC of its PERF_RECORD_MMAP2; 0: read from /proc at attach
 };
 
 // What a recording collected (the reader thread's output, read after Stop()).
@@ -67,12 +68,21 @@ struct PerfData {
   std::unordered_map<int32_t, std::string> thread_names;  // tid -> comm
   std::unordered_map<int32_t, int32_t> thread_pid;         // tid -> pid
   std::unordered_map<int32_t, int32_t> process_parent;     // forked pid -> parent pid
-  std::unordered_map<int32_t, bool> exec_pids;             // pids that called execve while traced
+  std::unordered_map<int32_t, int64_t> fork_ns;            // forked pid -> CLOCK_MONOTONIC of its fork
+  // pid -> the CLOCK_MONOTONIC times of its execve calls while traced
+  // (PERF_RECORD_COMM with COMM_EXEC), in the order read. A launcher (env,
+  // taskset, a pyenv shim) execs again in the same pid: each exec starts an
+  // image of its own (ExecGeneration).
+  std::unordered_map<int32_t, std::vector<int64_t>> exec_ns;
   uint64_t lost_records = 0;       // PERF_RECORD_LOST totals (ring overflow)
   uint64_t stacks_dropped = 0;     // stack copies not kept (memory cap)
   int64_t first_stack_dropped_ns = 0;  // CLOCK_MONOTONIC of the first sample whose copy was not kept
   uint64_t bytes_read = 0;
 };
+
+// Which of `pid`'s images ran at `ts_ns`: 0 before its first traced
+// execve, k after its k-th (PerfData::exec_ns, in any order).
+size_t ExecGeneration(const PerfData& perf, int32_t pid, int64_t ts_ns);
 
 // What a sampler records: cpu-clock stack samples (the host layer), or
 // minor page faults (PERF_COUNT_SW_PAGE_FAULTS_MIN: one record per `period`

@@ -720,6 +720,37 @@ def case_vdso(args):
     check(callers >= 0.9, 'vdso: %.0f%% of them unwind to their caller' % (100 * callers))
 
 
+# A launcher that execs the program in the same pid (`env LD_PRELOAD=...`,
+# taskset, numactl, a pyenv shim): the pid has two images, each with its
+# libc and vDSO at their own addresses (trial_races A1/A2). Before: the
+# launcher's vDSO and malloc were taken (env: vDSO lost in 17 of 40 loaded
+# runs, malloc read glibc in 13 of 40), and the pid's mappings were one list
+# whose lower libc won (6 of 12 runs with nearly every stack truncated).
+# Run three times: the address order of the two libcs is a coin flip of ASLR.
+def case_launcher(args):
+    program = os.path.join(args.tmp, 'vdso_clock.py')
+    with open(program, 'w') as f:
+        f.write(VDSO_PROGRAM)
+    for run in range(3):
+        d = trace(args, ['env', 'LD_PRELOAD=libjemalloc.so.2', args.python, program], extra=('--scope', 'app'))
+        samples = d['sample']
+        in_vdso = [s for s in samples if s['stack'] and (s['stack'][0][1] == '[vdso]' or (
+            s['stack'][0][0] == '[kernel]' and len(s['stack']) > 1 and s['stack'][1][1] == '[vdso]'))]
+        unknown = [s for s in samples if any(f[1] == '[unknown]' for f in s['stack'])]
+        libc = [s for s in samples if any('libc.so' in f[1] for f in s['stack'])]
+        check(len(in_vdso) >= 20, 'launcher %d: samples with their leaf in [vdso] (%d of %d)'
+              % (run, len(in_vdso), len(samples)))
+        check(len(unknown) <= 0.05 * len(samples), 'launcher %d: samples with an [unknown] frame (%d of %d)'
+              % (run, len(unknown), len(samples)))
+        check(len(libc) >= 0.5 * len(samples), 'launcher %d: samples through the program\'s libc (%d of %d)'
+              % (run, len(libc), len(samples)))
+        check(d['metadata'].get('capture.malloc') == 'jemalloc',
+              'launcher %d: capture.malloc is the program\'s, not env\'s (%s)' % (run, d['metadata'].get('capture.malloc')))
+        check('LD_PRELOAD=libjemalloc.so.2' in d['metadata'].get('capture.malloc.settings', ''),
+              'launcher %d: malloc.settings from the program\'s environment (%s)'
+              % (run, d['metadata'].get('capture.malloc.settings')))
+
+
 # A capture folder whose file system fills up (TMPDIR on a small tmpfs,
 # mounted in a mount namespace of its own: root only) is said on aiprof's
 # stderr line and in a diagnostic `capture_folder_full` (trial_cap2 C1:
@@ -1169,7 +1200,7 @@ def case_forkexit(args):
           % (order, sorted(file_of, key=file_of.get)))
 
 
-CASES = {'groupterm': case_groupterm, 'doubleterm': case_doubleterm, 'pidfork': case_pidfork, 'folderfull': case_folderfull, 'vdso': case_vdso, 'stackcap': case_stackcap, 'diskfull': case_diskfull, 'preempt': case_preempt, 'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+CASES = {'launcher': case_launcher, 'groupterm': case_groupterm, 'doubleterm': case_doubleterm, 'pidfork': case_pidfork, 'folderfull': case_folderfull, 'vdso': case_vdso, 'stackcap': case_stackcap, 'diskfull': case_diskfull, 'preempt': case_preempt, 'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 
