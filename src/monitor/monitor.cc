@@ -697,11 +697,22 @@ class Monitor {
                        Seconds(o_.timeout_ns).c_str());
         return;
       }
-      const int64_t wait = next - MonotonicNs();
-      if (wait > 0)
-        std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+      if (next > MonotonicNs())
+        WaitBeating(next);
       else
         next = MonotonicNs();
+    }
+  }
+
+  // Sleeps until `until` (CLOCK_MONOTONIC), writing the heartbeat at least
+  // every live::kHeartbeatEveryNs meanwhile: the SDK takes a heartbeat older
+  // than live::kHeartbeatStaleNs (10 s) for a dead monitor, and an --interval
+  // of 10 s or more beat only once per interval made it detach and re-attach
+  // dozens of times a minute (trial_races B).
+  void WaitBeating(int64_t until) {
+    for (int64_t now = MonotonicNs(); now < until; now = MonotonicNs()) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(until - now, live::kHeartbeatEveryNs)));
+      client_->Heartbeat();
     }
   }
 

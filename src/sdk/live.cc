@@ -126,7 +126,17 @@ void InstallSignalHooks() {
   }
 }
 
-// Maps /dev/shm/aiprof-live-<pid> when a monitor created it for this process.
+// Whether the monitor's heartbeat in `h` is too old: the monitor died, or is
+// stopped (^Z, a paused VM).
+bool HeartbeatStale(live::Header* h) {
+  return MonotonicNs() - __atomic_load_n(&h->heartbeat_ns, __ATOMIC_ACQUIRE) > live::kHeartbeatStaleNs;
+}
+
+// Maps /dev/shm/aiprof-live-<pid> when a monitor created it for this process
+// and its heartbeat is fresh: a segment whose heartbeat is stale was
+// detached from and is attached again once its monitor beats again (it was
+// re-attached at once, stale, detached again, in a loop that took a whole
+// core for as long as the monitor was stopped: trial_races B).
 bool TryAttach() {
   char path[64];
   SegmentName(path, sizeof(path), static_cast<long>(getpid()));
@@ -142,7 +152,8 @@ bool TryAttach() {
   live::Header* h = static_cast<live::Header*>(p);
   const bool valid = __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == live::kMagic && h->version == live::kVersion &&
                      h->capacity == live::kCapacity && h->header_bytes == live::kHeaderBytes &&
-                     h->target_pid == static_cast<int32_t>(getpid()) && __atomic_load_n(&h->detach, __ATOMIC_ACQUIRE) == 0;
+                     h->target_pid == static_cast<int32_t>(getpid()) &&
+                     __atomic_load_n(&h->detach, __ATOMIC_ACQUIRE) == 0 && !HeartbeatStale(h);
   if (!valid) {
     mmap(g_reserved, live::kSegmentBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
     return false;
@@ -210,10 +221,9 @@ void* LiveThreadMain(void* started) {
       continue;
     }
     RunCommand(h);
-    const int64_t beat = __atomic_load_n(&h->heartbeat_ns, __ATOMIC_ACQUIRE);
     char path[64];
     SegmentName(path, sizeof(path), static_cast<long>(getpid()));
-    const bool stale = MonotonicNs() - beat > live::kHeartbeatStaleNs;
+    const bool stale = HeartbeatStale(h);
     // The mapped segment's file is still the one at its path: not removed
     // (a cleaner, systemd's RemoveIPC=), nor replaced by another monitor's
     // file of the same name, which the next TryAttach maps instead.
@@ -258,6 +268,39 @@ void StartThread() {
   }
 }
 
+// The slot of `name` in the segment's table of counter names: the one it
+// has there already, or the next free one (UINT32_MAX: the table is full).
+// Looked up first because the SDK may attach again to a segment whose table
+// it filled before (the monitor's heartbeat went stale: the monitor was
+// stopped for more than 10 s) with its pointer map reset: writing every name
+// again filled the 64 slots with copies, and then every counter was dropped
+// as if the service had set more than 64 names (trial_races B). A cut name
+// matches on its text, its cut flag and the hash of its full name, so that
+// two names cut to the same text keep their own slots. Under g_counter_mu.
+uint32_t NameSlot(live::Header* h, const char* name) {
+  char text[sizeof(live::CounterName::name)] = {};
+  const int n = snprintf(text, sizeof(text), "%s", name);
+  const bool cut = n >= static_cast<int>(sizeof(text));
+  if (cut) text[live::Utf8CutLength(text, strlen(text))] = '\0';
+  const uint32_t flag = cut ? live::kNameCut : live::kNameWritten;
+  const uint64_t hash = live::NameHash(name);
+  uint32_t used = __atomic_load_n(&h->counter_names_used, __ATOMIC_ACQUIRE);
+  if (used > live::kCounterNames) used = live::kCounterNames;
+  for (uint32_t i = 0; i < used; ++i) {
+    live::CounterName& slot = h->counter_names[i];
+    if (__atomic_load_n(&slot.used, __ATOMIC_ACQUIRE) == flag &&
+        __atomic_load_n(&h->counter_name_hashes[i], __ATOMIC_RELAXED) == hash &&
+        strncmp(slot.name, text, sizeof(text)) == 0)
+      return i;
+  }
+  if (used >= live::kCounterNames) return UINT32_MAX;
+  memcpy(h->counter_names[used].name, text, sizeof(text));
+  __atomic_store_n(&h->counter_name_hashes[used], hash, __ATOMIC_RELAXED);
+  __atomic_store_n(&h->counter_names[used].used, flag, __ATOMIC_RELEASE);
+  __atomic_store_n(&h->counter_names_used, used + 1, __ATOMIC_RELEASE);
+  return used;
+}
+
 uint32_t CounterIndex(live::Header* h, const char* name) {
   const size_t mask = live::kCounterNames * 2 - 1;
   size_t j = (reinterpret_cast<uintptr_t>(name) >> 3) & mask;
@@ -277,19 +320,11 @@ uint32_t CounterIndex(live::Header* h, const char* name) {
       break;
     }
     if (p == nullptr) {
-      const uint32_t used = h->counter_names_used;
-      if (used >= live::kCounterNames) break;
-      const int n = snprintf(h->counter_names[used].name, sizeof(h->counter_names[used].name), "%s", name);
-      const bool cut = n >= static_cast<int>(sizeof(h->counter_names[used].name));
-      if (cut) {
-        char* text = h->counter_names[used].name;
-        text[live::Utf8CutLength(text, strlen(text))] = '\0';
-      }
-      __atomic_store_n(&h->counter_names[used].used, cut ? live::kNameCut : live::kNameWritten, __ATOMIC_RELEASE);
-      __atomic_store_n(&h->counter_names_used, used + 1, __ATOMIC_RELEASE);
-      g_counter_index[j] = used;
+      const uint32_t slot = NameSlot(h, name);
+      if (slot == UINT32_MAX) break;
+      g_counter_index[j] = slot;
       __atomic_store_n(&g_counter_ptrs[j], name, __ATOMIC_RELEASE);
-      index = used;
+      index = slot;
       break;
     }
   }

@@ -41,6 +41,13 @@ inline constexpr int kPollAttachedMs = 20;
 // The SDK detaches when the monitor's heartbeat is older than this (the
 // monitor died without saying so).
 inline constexpr int64_t kHeartbeatStaleNs = 10'000'000'000;
+// The monitor writes its heartbeat at least this often, whatever its
+// --interval (it beats at each interval and from its wait between two), so
+// that a live monitor's heartbeat is never near kHeartbeatStaleNs old; an
+// --interval longer than that made the SDK detach and re-attach in a loop
+// (trial_races B).
+inline constexpr int64_t kHeartbeatEveryNs = 500'000'000;
+static_assert(kHeartbeatEveryNs * 10 <= kHeartbeatStaleNs, "a live monitor's heartbeat is never stale");
 
 enum RecordType : uint32_t { kRecRequest = 1, kRecStep = 2, kRecCounter = 3 };
 enum RecordFlags : uint32_t { kFlagError = 1 };
@@ -119,8 +126,25 @@ struct Header {
   // Written by the SDK: counter samples not sent because their name found
   // no free slot (past the kCounterNames-th name).
   uint64_t counter_samples_dropped;
+  // Written by the SDK: NameHash of each counter name in full, beside its
+  // (maybe cut) text, so that an SDK attaching again to this segment finds
+  // each name's own slot, a cut one's included, instead of writing the name
+  // again (trial_races B). Read by no monitor; zero in a slot whose writer
+  // did not set it.
+  uint64_t counter_name_hashes[kCounterNames];
 };
 static_assert(sizeof(Header) <= kHeaderBytes, "header fits its page");
+// test/monitor/monitor_e2e.py reads these from /dev/shm (case longinterval).
+static_assert(offsetof(Header, attached) == 32 && offsetof(Header, attached_ns) == 40 &&
+                  offsetof(Header, counter_names_used) == 56 && offsetof(Header, heartbeat_ns) == 1112,
+              "monitor_e2e.py's offsets");
+
+// FNV-1a (64 bits) of a NUL-terminated name.
+inline uint64_t NameHash(const char* s) {
+  uint64_t h = 14695981039346656037ull;
+  for (; *s; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
+  return h;
+}
 
 inline Record* Records(Header* h) {
   return reinterpret_cast<Record*>(reinterpret_cast<char*>(h) + kHeaderBytes);

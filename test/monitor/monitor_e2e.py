@@ -51,6 +51,9 @@ Cases:
              perf: heavy).
   counters   SDK counter names past the live channel's 59 bytes stay apart
              and are said; names past its 64 are counted, said once.
+  longinterval  --interval 12s (past the SDK's 10 s heartbeat limit), two
+             intervals under load: the heartbeat stays fresh, the SDK attaches
+             once, its one counter name holds one slot.
   docs       docs/monitor.md's cron check pages on exits 1-4, not 0; its
              systemd unit passes systemd-analyze verify.
   cli        command-line wording and exit statuses (2 for a bad command
@@ -79,6 +82,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -720,6 +724,59 @@ def case_counters(args, tmp):
           is not None, '/metrics: sdk_value_samples_dropped_total > 0')
     check(err.count('longer than 59 bytes') == 2, 'each cut name said once on stderr')
     check(err.count('more than 64 distinct SDK counters') == 1, 'the full table said once on stderr')
+
+
+def live_header(pid):
+    """(attached, attached_ns, counter_names_used, heartbeat_ns) from pid's
+    live segment (offsets: src/sdk/live_channel.h, checked there), or None."""
+    try:
+        with open('/dev/shm/aiprof-live-%d' % pid, 'rb') as f:
+            head = f.read(1120)
+    except OSError:
+        return None
+    if len(head) < 1120:
+        return None
+    return (struct.unpack_from('<I', head, 32)[0], struct.unpack_from('<q', head, 40)[0],
+            struct.unpack_from('<I', head, 56)[0], struct.unpack_from('<q', head, 1112)[0])
+
+
+def case_longinterval(args, tmp):
+    """trial_races B: an --interval (12 s) longer than the 10 s after which
+    the SDK takes the heartbeat for a dead monitor, two intervals under load:
+    the monitor beats between its ticks, so the heartbeat stays fresh, the
+    SDK attaches once, and the segment's name table holds the one counter
+    name the service sets (it beat once per interval: the SDK re-attached
+    dozens of times a minute, writing the name again each time)."""
+    run = Run(args, tmp, ['--work-us', '300'],
+              ['--alert', 'p99_latency > 100s', '--window', '60s', '--interval', '12s', '--on-alert', 'none',
+               '--timeout', '20s'], load_seconds=40, connections=2)
+    svc = []
+    deadline = time.monotonic() + 10
+    while not svc and time.monotonic() < deadline:
+        svc = monitor_children(run.monitor.pid)
+        time.sleep(0.05)
+    check(len(svc) == 1, 'the monitor started the service (%s)' % svc)
+    attaches, names, oldest_beat_s, watched_s, first = set(), 0, 0.0, 0.0, None
+    # The monitor ends at its third tick (24 s: --timeout 20s); read the
+    # header every 0.1 s until then.
+    while svc and run.monitor.poll() is None and time.monotonic() < deadline + 40:
+        h = live_header(svc[0])
+        if h and h[0] and h[3]:
+            first = first or time.monotonic()
+            watched_s = time.monotonic() - first
+            attaches.add(h[1])
+            names = max(names, h[2])
+            oldest_beat_s = max(oldest_beat_s, (time.monotonic_ns() - h[3]) / 1e9)
+        time.sleep(0.1)
+    run.load.kill()
+    rc, out, err = run.finish()
+    check(rc == 0, 'no incident: exit status 0 (got %d)' % rc)
+    check(watched_s > 20, 'the attached segment watched for two intervals (%.1f s)' % watched_s)
+    check(oldest_beat_s < 5, 'the heartbeat never older than 5 s (oldest seen %.1f s; the SDK detaches at 10 s)'
+          % oldest_beat_s)
+    check(len(attaches) == 1, 'the SDK attached once (%d attach times seen)' % len(attaches))
+    check(names == 1, 'one counter name slot used, the service sets one name (%d)' % names)
+    check('distinct SDK counters' not in err, 'no "more than 64 distinct SDK counters" on stderr')
 
 
 def doc_block(text, first_line):
@@ -1533,7 +1590,7 @@ def case_churn(args, tmp):
                                                                                           soak.max_series))
 
 
-CASES = {'churn': case_churn, 'signals': case_signals, 'cli': case_cli, 'docs': case_docs, 'counters': case_counters, 'stalled': case_stalled, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
+CASES = {'longinterval': case_longinterval, 'churn': case_churn, 'signals': case_signals, 'cli': case_cli, 'docs': case_docs, 'counters': case_counters, 'stalled': case_stalled, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
          'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
          'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,

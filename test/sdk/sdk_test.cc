@@ -19,8 +19,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -564,6 +566,81 @@ TEST(SdkLive, ASegmentReplacedUnderItsNameIsLeftForTheNewOne) {
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   unlink(aside.c_str());
+}
+
+// Whether `pid` maps its live segment (the SDK attached), from its maps.
+bool MapsLiveSegment(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const std::string name = "/dev/shm/aiprof-live-" + std::to_string(pid);
+  for (std::string line; std::getline(maps, line);)
+    if (line.find(name) != std::string::npos) return true;
+  return false;
+}
+
+// The monitor's heartbeat gone stale under an SDK that stays (a monitor
+// stopped for more than 10 s): the SDK detaches, and attaches again to the
+// same segment once the heartbeat is fresh. Its counters keep their slots in
+// the segment's name table, the two names cut to the same 59 bytes each its
+// own; every re-attach wrote each name again, until the 64 slots were full
+// and every counter was dropped (trial_races B).
+TEST(SdkLive, AttachingAgainKeepsTheCounterNamesSlots) {
+  TempDir dir;
+  pid_t pid =
+      Spawn(AIPROF_SDK_TEST_PROGRAM, {"serve", "30"}, {{"AIPROF_OUTPUT", dir.path() + "/"}, {"AIPROF_MODE", "ring"}});
+  auto client = LiveClient::Create(pid);
+  ASSERT_TRUE(client.ok()) << client.status().message();
+  ASSERT_TRUE((*client)->WaitAttached(10'000'000'000, [] { return true; }).ok());
+  const int fd = open((*client)->segment_path().c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  void* p = mmap(nullptr, live::kHeaderBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  ASSERT_NE(p, MAP_FAILED);
+  auto* h = static_cast<live::Header*>(p);
+  // The slot of each counter (by its value: "served" >= 1, the long names
+  // -1 and -2) among the records that ended after `since`.
+  auto slots_after = [&](int64_t since) {
+    std::map<int, std::set<uint32_t>> slots;  // -1, -2, or 1 for "served"
+    for (int i = 0; i < 10'000 && slots.size() < 3; ++i) {
+      (*client)->Drain([&](const live::Record& r) {
+        if (r.type != live::kRecCounter || r.end_ns <= since) return;
+        double v;
+        std::memcpy(&v, &r.value, sizeof(v));
+        slots[v >= 1 ? 1 : static_cast<int>(v)].insert(r.aux);
+      });
+      if (slots.size() < 3) usleep(1000);
+    }
+    return slots;
+  };
+  const std::map<int, std::set<uint32_t>> before = slots_after(0);
+  ASSERT_EQ(before.size(), 3u) << "the program's three counters within 10 s";
+  EXPECT_EQ(__atomic_load_n(&h->counter_names_used, __ATOMIC_ACQUIRE), 3u);
+  // Stale by 11 s: the SDK detaches within its 20 ms poll (its mapping of
+  // the segment goes); once the heartbeat is fresh again it attaches again
+  // within its 250 ms poll (a new attached_ns).
+  ASSERT_TRUE(MapsLiveSegment(pid));
+  const int64_t first_attach = __atomic_load_n(&h->attached_ns, __ATOMIC_ACQUIRE);
+  __atomic_store_n(&h->heartbeat_ns, sdkrt::MonotonicNs() - 11'000'000'000, __ATOMIC_RELEASE);
+  bool detached = false;
+  for (int i = 0; i < 10'000 && !detached; ++i) {
+    usleep(1000);
+    detached = !MapsLiveSegment(pid);
+  }
+  ASSERT_TRUE(detached) << "the SDK did not detach from a stale heartbeat within 10 s";
+  (*client)->Heartbeat();
+  int64_t again = first_attach;
+  for (int i = 0; i < 10'000 && again == first_attach; ++i) {
+    usleep(1000);
+    again = __atomic_load_n(&h->attached_ns, __ATOMIC_ACQUIRE);
+  }
+  ASSERT_NE(again, first_attach) << "the SDK did not attach again within 10 s";
+  const int64_t settled = sdkrt::MonotonicNs();
+  const std::map<int, std::set<uint32_t>> after = slots_after(settled);
+  EXPECT_EQ(after, before) << "each counter keeps its slot";
+  EXPECT_EQ(__atomic_load_n(&h->counter_names_used, __ATOMIC_ACQUIRE), 3u) << "no name written twice";
+  EXPECT_EQ(__atomic_load_n(&h->counter_samples_dropped, __ATOMIC_RELAXED), 0u);
+  munmap(p, live::kHeaderBytes);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
 }
 
 TEST(SdkFile, DisabledWritesNothing) {

@@ -27,7 +27,9 @@
  *   c_api_program api           every other call of the C API
  *   c_api_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
  *   c_api_program misuse        ends without begins, a span left open in a step, null and non-UTF-8 names
- *   c_api_program serve S [own] requests for S seconds (a service a monitor attaches to);
+ *   c_api_program serve S [own] requests for S seconds (a service a monitor attaches to), each
+ *                               setting three counters: "served" (requests so far) and two names
+ *                               that differ past the live channel's 59 bytes (-1 and -2);
  *                               `own`: with its own SIGTERM handler (exit status 7)
  *   c_api_program churn N C     N short-lived threads, C at a time, one span each;
  *                               prints VmRSS after the first 500 and at the end
@@ -342,8 +344,12 @@ static int Serve(double seconds, int own_handler) {
   }
   int64_t end = NowNs() + (int64_t)(seconds * 1e9);
   struct timespec pause = {0, 1000000};
+  double served = 0;
   while (NowNs() < end) {
     aiprof_request_end(aiprof_request_begin("request"));
+    aiprof_counter("served", ++served);
+    aiprof_counter("a_counter_name_that_is_longer_than_the_live_channel_keeps__one", -1);
+    aiprof_counter("a_counter_name_that_is_longer_than_the_live_channel_keeps__two", -2);
     nanosleep(&pause, NULL);
   }
   return 0;
