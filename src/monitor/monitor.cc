@@ -158,14 +158,6 @@ int64_t FileMtimeNs(const std::string& path) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
-// A process that exited but was not reaped yet by its parent.
-bool IsZombie(int pid) {
-  std::string line;
-  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), line);
-  const size_t close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
-}
-
 // SIGINT/SIGTERM/SIGHUP: blocked in every thread (so the capture's own
 // SIGINT handler never sees them) and taken by one sigwait thread. SIGHUP
 // (the ssh session or tmux that started the monitor went away, or
@@ -447,7 +439,7 @@ class Monitor {
       }
       return true;
     }
-    if ((kill(pid_, 0) != 0 && errno == ESRCH) || IsZombie(pid_)) {
+    if ((kill(pid_, 0) != 0 && errno == ESRCH) || IsZombieProcess(pid_)) {
       target_exited_ = true;
       int status = 0;
       const int sig = client_ ? client_->fatal_signal() : 0;

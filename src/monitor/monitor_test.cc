@@ -9,15 +9,18 @@
 #include <gtest/gtest.h>
 #include <linux/fs.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -750,6 +753,63 @@ TEST(MonitorProcTest, StatLineWithParenthesesInTheName) {
   EXPECT_FALSE(ParseStatCpuTicks("1 (x) S 1 2", &ticks));
   EXPECT_EQ(ParseStatusRssBytes("Name:\tx\nVmRSS:\t  2048 kB\n"), 2048.0 * 1024);
   EXPECT_EQ(ParseStatusRssBytes("Name:\tx\n"), -1);
+}
+
+// The leader's /proc/<pid>/stat state, as the monitor's check used to read it.
+char LeaderStateForZombieTest(pid_t pid) {
+  std::string line;
+  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), line);
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : 0;
+}
+
+void* ZombieTestThreadWaits(void* fd) {
+  char c;
+  while (read(*static_cast<int*>(fd), &c, 1) < 0 && errno == EINTR) {
+  }
+  _exit(0);
+}
+
+// trial_races D: a process whose leader reads Z while another of its
+// threads lives is alive (the same state as while a non-leader thread
+// execs, for good here: the main thread exited alone). The check
+// believed the Z, and `monitor --pid` ended with "exited". Once the last
+// thread is gone too, the unreaped process is a zombie.
+TEST(MonitorProcTest, ZombieLeaderWithALiveThreadIsNotAnExit) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(fds[1]);
+    static int read_fd;
+    read_fd = fds[0];
+    pthread_t thread;
+    if (pthread_create(&thread, nullptr, &ZombieTestThreadWaits, &read_fd) != 0) _exit(3);
+    // The main thread alone ends, as pthread_exit() would (which unwinds
+    // through gtest's catch-all here): the leader becomes a zombie.
+    syscall(SYS_exit, 0);
+  }
+  close(fds[0]);
+  // Until the leader is a zombie (its pthread_exit done): no time limit
+  // of its own (ctest's), a child that died instead is a failure.
+  char state = 0;
+  while ((state = LeaderStateForZombieTest(pid)) != 'Z') {
+    int status = 0;
+    ASSERT_NE(waitpid(pid, &status, WNOHANG), pid) << "the child ended early: " << status;
+    usleep(1000);
+  }
+  EXPECT_FALSE(IsZombieProcess(pid)) << "leader Z, its other thread alive: not an exit";
+  // The thread ends the process (_exit); unreaped, it is a zombie.
+  ASSERT_EQ(write(fds[1], "x", 1), 1);
+  close(fds[1]);
+  siginfo_t info = {};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT), 0);  // exited, not reaped
+  EXPECT_TRUE(IsZombieProcess(pid));
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_FALSE(IsZombieProcess(pid)) << "a reaped pid has no /proc entry";
 }
 
 // INCIDENTS_DIR's retention (docs/monitor.md, "Limits"): the oldest

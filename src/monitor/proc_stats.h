@@ -24,6 +24,15 @@ class ProcStats {
   double ticks_per_s_ = 100;
 };
 
+// Whether `pid` has exited (a zombie its parent has not reaped yet). Its
+// /proc/<pid>/stat state alone is not enough: the thread-group leader reads
+// Z (or X) while another of its threads lives on, briefly while a non-leader
+// thread execs (the leader waits as a zombie until that thread takes over
+// its pid) and for good once the main thread called pthread_exit(). So Z is
+// believed only when no thread in /proc/<pid>/task is in another state.
+// False when the process is gone altogether (kill(pid, 0) tells that).
+bool IsZombieProcess(int pid);
+
 // utime + stime in clock ticks from a /proc/<pid>/stat line; false when malformed.
 // Visible for testing.
 bool ParseStatCpuTicks(const std::string& stat_line, uint64_t* ticks);
