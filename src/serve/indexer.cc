@@ -188,8 +188,13 @@ StatusOr<size_t> Indexer::ScanOnce() {
 void Indexer::RetireGoneRuns() {
   StatusOr<std::vector<RunRow>> rows = index_->List("", 0);
   if (!rows.ok()) return ServeLog("scan: " + rows.status().message());
+  struct Candidate {
+    const RunRow* row;
+    bool gone, temporary;
+  };
+  std::vector<Candidate> candidates;
+  size_t present = 0, gone_files = 0;
   for (const RunRow& r : *rows) {
-    if (r.state == RunState::kConverting) continue;  // its converter ends it first; the next scan looks again
     const fs::path rel(r.path);
     bool temporary = false;
     for (const fs::path& part : rel) temporary = temporary || IsAtomicTemporaryName(part.string());
@@ -197,17 +202,36 @@ void Indexer::RetireGoneRuns() {
     // Gone: nothing at the path (not a file that cannot be read now, which
     // stays), links not followed as the scanner does not follow them.
     const bool gone = fs::symlink_status(fs::path(options_.logdir) / rel, ec).type() == fs::file_type::not_found;
-    if (!gone && !temporary) continue;
+    if (!temporary) (gone ? gone_files : present) += 1;
+    if (r.state == RunState::kConverting) continue;  // its converter ends it first; the next scan looks again
+    if (gone || temporary) candidates.push_back({&r, gone, temporary});
+  }
+  // A logdir that reads as empty (a network share not mounted, a volume
+  // swapped) would retire every run with its cache, names and tags: when
+  // none of two or more indexed files is there, only temporaries are
+  // retired, and the log says so once.
+  const bool all_gone = present == 0 && gone_files >= 2;
+  if (all_gone != all_gone_logged_) {
+    all_gone_logged_ = all_gone;
+    if (all_gone) {
+      ServeLog("scan: none of the " + std::to_string(gone_files) + " indexed files is in " + options_.logdir +
+               " (not mounted?); their runs are kept until one is back or they are deleted through the API");
+    }
+  }
+  for (const Candidate& c : candidates) {
+    const RunRow& r = *c.row;
+    if (all_gone && !c.temporary) continue;
     StatusOr<bool> retired = index_->Retire(r.id, r.size_bytes, r.mtime_ns);
     if (!retired.ok()) {
       ServeLog("scan: " + retired.status().message());
       continue;
     }
     if (!*retired) continue;  // recorded again, or claimed, since the list
+    std::error_code ec;
     const RunCacheFiles files = CacheFilesOf(options_.cache_dir, r.id);
     for (const std::string* path : {&files.native, &files.page, &files.partial}) fs::remove(*path, ec);
     ServeLog("run " + std::to_string(r.id) + " (" + r.path +
-             "): " + (gone ? "its file is gone from the logdir" : "a writer's temporary file, not a run") +
+             "): " + (c.gone ? "its file is gone from the logdir" : "a writer's temporary file, not a run") +
              "; removed from the index");
   }
 }

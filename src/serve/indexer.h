@@ -97,6 +97,7 @@ class Indexer {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false, scan_requested_ = false;
+  bool all_gone_logged_ = false;  // RetireGoneRuns found none of the indexed files (scan thread only)
   uint64_t work_generation_ = 0;
   std::atomic<uint64_t> scans_{0};
   std::vector<std::thread> threads_;

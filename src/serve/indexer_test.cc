@@ -251,6 +251,35 @@ TEST(ServeIndexerTest, ARunWhoseFileIsGoneLeavesTheIndexAtTheNextScan) {
             (std::vector<std::string>{"gone.json", "kept.json", "uploads/1-2-3-up.json"}));
 }
 
+// A logdir that reads as empty (a network share not mounted) would retire
+// every run with its cache, names and tags: with none of two or more
+// indexed files there, nothing is retired; once one is back, the others go.
+TEST(ServeIndexerTest, ALogdirWithNoneOfItsFilesRetiresNothing) {
+  testing::TempDir dir;
+  const std::string logdir = fs::canonical(dir.path()).string();
+  const std::string cache = logdir + "/.aiprof-serve/cache";
+  fs::create_directories(cache);
+  const std::string trace = ServeTmpTinyTrace();
+  dir.Write("a.json", trace);
+  dir.Write("b.json", trace);
+  auto index = RunIndex::Open(logdir + "/.aiprof-serve/index.db");
+  ASSERT_TRUE(index.ok()) << index.status().message();
+  IndexerOptions options;
+  options.logdir = logdir;
+  options.cache_dir = cache;
+  Indexer indexer(index->get(), options);
+  ASSERT_TRUE(indexer.ScanOnce().ok());
+  ASSERT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"a.json", "b.json"}));
+  fs::remove(logdir + "/a.json");
+  fs::remove(logdir + "/b.json");
+  ASSERT_TRUE(indexer.ScanOnce().ok());
+  ASSERT_TRUE(indexer.ScanOnce().ok());
+  EXPECT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"a.json", "b.json"})) << "none there: both kept";
+  dir.Write("b.json", trace);
+  ASSERT_TRUE(indexer.ScanOnce().ok());
+  EXPECT_EQ(ServeTmpListedPaths(**index), (std::vector<std::string>{"b.json"})) << "b.json back: a.json is gone";
+}
+
 // Importing for someone else (serve, mcp --allow), a FIFO opened as an input
 // (one that replaced a listed file before it was read) blocked the scanner
 // or converter until a writer came, for ever if none did. (In a child: the
