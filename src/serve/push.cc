@@ -319,12 +319,19 @@ StatusOr<PushResult> PushRun(const PushOptions& o) {
   }
   if (!S_ISREG(st.st_mode)) return ErrStatus(o.file + ": not a regular file");
   if (st.st_size == 0) return ErrStatus(o.file + ": empty file");
-  const int fd = ::open(o.file.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO put at the path after the stat does not block the open.
+  const int fd = ::open(o.file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return ErrStatus(o.file + ": " + Errno());
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
+  // The size sent is the opened file's: a file renamed over the path between
+  // the stat and the open (an atomic writer's replace) would have sent the
+  // old file's length of the new one's bytes (trial_races, reasoning item 3).
+  if (::fstat(fd, &st) != 0) return ErrStatus(o.file + ": " + Errno());
+  if (!S_ISREG(st.st_mode)) return ErrStatus(o.file + ": not a regular file");
+  if (st.st_size == 0) return ErrStatus(o.file + ": empty file");
   const std::string name = o.name.empty() ? std::filesystem::path(o.file).filename().string() : o.name;
   std::string target = u.prefix + "/api/runs?name=" + PercentEncode(name);
   if (!o.service.empty()) target += "&service=" + PercentEncode(o.service);
