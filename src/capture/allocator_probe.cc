@@ -92,11 +92,15 @@ bool ProbeAllocatorLibrary(int32_t pid, std::string* library) {
   return !maps.empty() && AllocatorFromMaps(maps, library);
 }
 
+std::string ExecutableOf(int32_t pid) {
+  char exe[4096];
+  const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof(exe));
+  return n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
+}
+
 bool RunsAnotherExecutable(int32_t pid) {
-  char exe[4096] = {0}, self[4096] = {0};
-  const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof(exe) - 1);
-  const ssize_t m = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  return n > 0 && (m <= 0 || std::string_view(exe, size_t(n)) != std::string_view(self, size_t(m)));
+  const std::string exe = ExecutableOf(pid);
+  return !exe.empty() && exe != ExecutableOf(getpid());
 }
 
 std::string AllocatorName(std::string_view library) {

@@ -41,6 +41,8 @@ bool ProbeAllocatorLibrary(int32_t pid, std::string* library);
 // forked by this process has exec'd (before, /proc/PID/maps is a copy of
 // this process's). False when unreadable.
 bool RunsAnotherExecutable(int32_t pid);
+// The executable process `pid` runs (/proc/PID/exe), "" when unreadable.
+std::string ExecutableOf(int32_t pid);
 
 // "jemalloc", "tcmalloc", "mimalloc" or "glibc" for a library path from
 // AllocatorFromMaps.

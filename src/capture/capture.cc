@@ -135,13 +135,6 @@ uint64_t WriteOwnVdso(const std::string& path) {
   return out ? size : 0;
 }
 
-// The executable `pid` runs (/proc/PID/exe), "" if unreadable.
-std::string ExeOf(int32_t pid) {
-  char exe[4096];
-  const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof(exe));
-  return n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
-}
-
 void RemoveTree(const std::string& path) {
   if (DIR* d = opendir(path.c_str())) {
     while (dirent* e = readdir(d)) {
@@ -540,9 +533,9 @@ class Session {
       if (!malloc_probed_) malloc_probed_ = ProbeAllocatorLibrary(pid, &malloc_library_);
       return;
     }
-    if (!RunsAnotherExecutable(pid)) return;
-    const std::string exe = ExeOf(pid);
-    if (malloc_probed_ && exe == malloc_exe_) return;
+    // Not exec'd yet (still aiprof's fork), or this image probed already.
+    const std::string exe = ExecutableOf(pid);
+    if (exe.empty() || exe == self_exe_ || (malloc_probed_ && exe == malloc_exe_)) return;
     std::string library;
     if (!ProbeAllocatorLibrary(pid, &library)) return;  // mid-execve: libc is not mapped yet
     malloc_probed_ = true;
@@ -550,7 +543,7 @@ class Session {
     malloc_exe_ = exe;
     // An environ read as empty by a command that has gone keeps what it inherited.
     const std::string settings = AllocatorSettingsOfProcess(pid);
-    if (!settings.empty() || ExeOf(pid) == exe) malloc_settings_ = settings;
+    if (!settings.empty() || ExecutableOf(pid) == exe) malloc_settings_ = settings;
   }
 
   // A "[vdso]" mapping (the kernel's record of an image's vDSO, or the
@@ -1032,6 +1025,7 @@ class Session {
   bool malloc_probed_ = false;
   std::string malloc_library_, malloc_settings_;
   std::string malloc_exe_;  // the launched command's executable when its malloc was probed
+  const std::string self_exe_ = ExecutableOf(getpid());  // aiprof's, which a launched command runs until it execs
   pid_t child_ = 0;
   int exit_code_ = 0;
   bool exited_ = false;

@@ -273,7 +273,7 @@ TEST(HostTraceTest, APidThatExecsAgainIsSymbolisedWithEachImagesOwnMappings) {
   constexpr uint64_t kShift = uint64_t{1} << 30;
   constexpr int32_t kPid = 900010, kChild = 900011;
   PerfData perf;
-  perf.exec_ns[kPid] = {5000, 1000};  // aiprof's fork execs the launcher, which execs the program
+  perf.exec_ns[kPid] = {1000, 5000};  // aiprof's fork execs the launcher, which execs the program
   for (const Mapping& m : ReadProcMaps(getpid())) {
     if (m.path != path) continue;
     Mapping program = m, launcher = m;

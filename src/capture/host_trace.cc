@@ -17,41 +17,32 @@
 namespace aiprof {
 namespace {
 
-// The time of `pid`'s image `generation` (ExecGeneration): from its
-// generation-th traced execve (none for 0) to the next one.
-struct ImageSpan {
-  int64_t from = INT64_MIN, to = INT64_MAX;
-};
-ImageSpan SpanOf(const PerfData& perf, int32_t pid, size_t generation) {
-  ImageSpan span;
+// `pid`'s exec times (PerfData::exec_ns, ascending), null if it never exec'd.
+const std::vector<int64_t>* ExecTimes(const PerfData& perf, int32_t pid) {
   auto it = perf.exec_ns.find(pid);
-  if (it == perf.exec_ns.end()) return span;
-  std::vector<int64_t> execs = it->second;
-  std::sort(execs.begin(), execs.end());
-  if (generation > 0 && generation <= execs.size()) span.from = execs[generation - 1];
-  if (generation < execs.size()) span.to = execs[generation];
-  return span;
+  return it == perf.exec_ns.end() ? nullptr : &it->second;
 }
 
-// Mappings that describe `pid`'s code while its image `generation` ran:
-// the mappings recorded in that image's time (a mapping read from /proc at
-// attach, time 0, is of the image then running), plus, before its first
-// execve, those of the process it was forked from, as that one's image
-// was at the fork. A launcher that execs the program in the same pid (env,
-// taskset, a pyenv shim) maps libc at one address and the program at
-// another: one merged list symbolised every libc frame of the program
-// against the lower of the two (trial_races A2: env, 6 of 12 runs had
-// nearly every stack truncated).
+// Mappings that describe `pid`'s code while its image `generation` ran
+// (ExecGeneration): the mappings recorded from that image's execve to the
+// next one (a mapping read from /proc at attach, time 0, is of the image
+// then running), plus, before its first execve, those of the process it
+// was forked from, as that one's image was at the fork. A launcher that
+// execs the program in the same pid (env, taskset, a pyenv shim) maps libc
+// at one address and the program at another: one merged list symbolised
+// every libc frame of the program against the lower of the two
+// (trial_races A2: env, 6 of 12 runs had nearly every stack truncated).
 std::vector<Mapping> MappingsOf(const PerfData& perf, int32_t pid, size_t generation) {
   std::vector<Mapping> out;
   int32_t p = pid;
   size_t g = generation;
   for (int hops = 0; hops < 64; ++hops) {
-    const ImageSpan span = SpanOf(perf, p, g);
+    const std::vector<int64_t>* execs = ExecTimes(perf, p);
+    const size_t n = execs ? execs->size() : 0;
+    const int64_t from = g > 0 && g <= n ? (*execs)[g - 1] : INT64_MIN;
+    const int64_t to = g < n ? (*execs)[g] : INT64_MAX;
     for (const Mapping& m : perf.mappings) {
-      if (m.pid != p) continue;
-      const bool in_span = m.ts_ns == 0 ? g == 0 : (m.ts_ns >= span.from && m.ts_ns < span.to);
-      if (!in_span) continue;
+      if (m.pid != p || (m.ts_ns == 0 ? g != 0 : m.ts_ns < from || m.ts_ns >= to)) continue;
       out.push_back(m);
       out.back().pid = pid;
     }
@@ -59,9 +50,8 @@ std::vector<Mapping> MappingsOf(const PerfData& perf, int32_t pid, size_t genera
     auto it = perf.process_parent.find(p);
     if (it == perf.process_parent.end()) break;
     auto fork = perf.fork_ns.find(p);
-    const int32_t parent = it->second;
-    g = ExecGeneration(perf, parent, fork != perf.fork_ns.end() && fork->second > 0 ? fork->second : INT64_MAX);
-    p = parent;
+    p = it->second;
+    g = ExecGeneration(ExecTimes(perf, p), fork != perf.fork_ns.end() && fork->second > 0 ? fork->second : INT64_MAX);
   }
   return out;
 }
@@ -102,28 +92,30 @@ class HostTraceBuilder {
   // (samples are sorted by track and time at finalize, so the order here
   // does not matter).
   void Run() {
-    // By pid, then by the image that ran (a pid that execs again has one per execve).
     std::vector<uint32_t> order(perf_.samples.size());
-    std::vector<uint32_t> generation(perf_.samples.size());
-    for (size_t i = 0; i < order.size(); ++i) {
-      order[i] = static_cast<uint32_t>(i);
-      const RawSample& s = perf_.samples[i];
-      generation[i] = static_cast<uint32_t>(ExecGeneration(perf_, s.pid, s.ts_ns));
-    }
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      const int32_t pa = perf_.samples[a].pid, pb = perf_.samples[b].pid;
-      return pa != pb ? pa < pb : generation[a] < generation[b];
-    });
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return perf_.samples[a].pid < perf_.samples[b].pid; });
     for (size_t i = 0; i < order.size();) {
       const int32_t pid = perf_.samples[order[i]].pid;
-      const uint32_t g = generation[order[i]];
-      ProcessImage image(pid, MappingsOf(perf_, pid, g));
-      for (; i < order.size() && perf_.samples[order[i]].pid == pid && generation[order[i]] == g; ++i) {
-        AddSample(perf_.samples[order[i]], &image);
+      size_t end = i;
+      while (end < order.size() && perf_.samples[order[end]].pid == pid) ++end;
+      // A pid that execs again (a launcher) has one image per execve: its
+      // samples by image, each symbolised with that image's mappings.
+      const std::vector<int64_t>* execs = ExecTimes(perf_, pid);
+      auto generation = [&](uint32_t k) { return ExecGeneration(execs, perf_.samples[k].ts_ns); };
+      if (execs != nullptr) {
+        std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(i), order.begin() + static_cast<std::ptrdiff_t>(end),
+                         [&](uint32_t a, uint32_t b) { return generation(a) < generation(b); });
       }
-      if (i == order.size() || perf_.samples[order[i]].pid != pid) ++stats_->processes;
-      stats_->modules += image.module_count();
-      stats_->modules_unreadable += image.unreadable_module_count();
+      while (i < end) {
+        const size_t g = generation(order[i]);
+        ProcessImage image(pid, MappingsOf(perf_, pid, g));
+        for (; i < end && generation(order[i]) == g; ++i) AddSample(perf_.samples[order[i]], &image);
+        stats_->modules += image.module_count();
+        stats_->modules_unreadable += image.unreadable_module_count();
+      }
+      ++stats_->processes;
     }
     NameTracks();
     stats_->threads = tracks_.size();

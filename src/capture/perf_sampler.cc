@@ -1,5 +1,7 @@
 #include "src/capture/perf_sampler.h"
 
+#include <algorithm>
+
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -81,12 +83,9 @@ int64_t RecordTime(const uint8_t* rec, size_t len) {
 
 }  // namespace
 
-size_t ExecGeneration(const PerfData& perf, int32_t pid, int64_t ts_ns) {
-  auto it = perf.exec_ns.find(pid);
-  if (it == perf.exec_ns.end()) return 0;
-  size_t g = 0;
-  for (int64_t e : it->second) g += e <= ts_ns;
-  return g;
+size_t ExecGeneration(const std::vector<int64_t>* exec_ns, int64_t ts_ns) {
+  if (exec_ns == nullptr) return 0;
+  return static_cast<size_t>(std::upper_bound(exec_ns->begin(), exec_ns->end(), ts_ns) - exec_ns->begin());
 }
 
 PerfSampler::~PerfSampler() {
@@ -196,6 +195,7 @@ void PerfSampler::Stop() {
   for (Event& e : events_) ioctl(e.fd, PERF_EVENT_IOC_DISABLE, 0);
   stop_.store(true, std::memory_order_release);
   reader_.join();
+  for (auto& [pid, times] : data_.exec_ns) std::sort(times.begin(), times.end());
 }
 
 void PerfSampler::ReaderLoop() {

@@ -70,7 +70,8 @@ struct PerfData {
   std::unordered_map<int32_t, int32_t> process_parent;     // forked pid -> parent pid
   std::unordered_map<int32_t, int64_t> fork_ns;            // forked pid -> CLOCK_MONOTONIC of its fork
   // pid -> the CLOCK_MONOTONIC times of its execve calls while traced
-  // (PERF_RECORD_COMM with COMM_EXEC), in the order read. A launcher (env,
+  // (PERF_RECORD_COMM with COMM_EXEC), ascending once the sampler stopped
+  // (the per-CPU rings are read in no global order). A launcher (env,
   // taskset, a pyenv shim) execs again in the same pid: each exec starts an
   // image of its own (ExecGeneration).
   std::unordered_map<int32_t, std::vector<int64_t>> exec_ns;
@@ -80,9 +81,10 @@ struct PerfData {
   uint64_t bytes_read = 0;
 };
 
-// Which of `pid`'s images ran at `ts_ns`: 0 before its first traced
-// execve, k after its k-th (PerfData::exec_ns, in any order).
-size_t ExecGeneration(const PerfData& perf, int32_t pid, int64_t ts_ns);
+// Which of a pid's images ran at `ts_ns`, given its ascending exec times
+// (PerfData::exec_ns; null: none): 0 before its first traced execve, k
+// after its k-th.
+size_t ExecGeneration(const std::vector<int64_t>* exec_ns, int64_t ts_ns);
 
 // What a sampler records: cpu-clock stack samples (the host layer), or
 // minor page faults (PERF_COUNT_SW_PAGE_FAULTS_MIN: one record per `period`

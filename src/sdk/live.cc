@@ -283,7 +283,7 @@ uint32_t NameSlot(live::Header* h, const char* name) {
   const bool cut = n >= static_cast<int>(sizeof(text));
   if (cut) text[live::Utf8CutLength(text, strlen(text))] = '\0';
   const uint32_t flag = cut ? live::kNameCut : live::kNameWritten;
-  const uint64_t hash = live::NameHash(name);
+  const uint64_t hash = Fnv1a64(name);
   uint32_t used = __atomic_load_n(&h->counter_names_used, __ATOMIC_ACQUIRE);
   if (used > live::kCounterNames) used = live::kCounterNames;
   for (uint32_t i = 0; i < used; ++i) {

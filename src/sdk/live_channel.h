@@ -126,7 +126,7 @@ struct Header {
   // Written by the SDK: counter samples not sent because their name found
   // no free slot (past the kCounterNames-th name).
   uint64_t counter_samples_dropped;
-  // Written by the SDK: NameHash of each counter name in full, beside its
+  // Written by the SDK: the FNV-1a hash (sdkrt::Fnv1a64) of each counter name in full, beside its
   // (maybe cut) text, so that an SDK attaching again to this segment finds
   // each name's own slot, a cut one's included, instead of writing the name
   // again (trial_races B). Read by no monitor; zero in a slot whose writer
@@ -138,13 +138,6 @@ static_assert(sizeof(Header) <= kHeaderBytes, "header fits its page");
 static_assert(offsetof(Header, attached) == 32 && offsetof(Header, attached_ns) == 40 &&
                   offsetof(Header, counter_names_used) == 56 && offsetof(Header, heartbeat_ns) == 1112,
               "monitor_e2e.py's offsets");
-
-// FNV-1a (64 bits) of a NUL-terminated name.
-inline uint64_t NameHash(const char* s) {
-  uint64_t h = 14695981039346656037ull;
-  for (; *s; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
-  return h;
-}
 
 inline Record* Records(Header* h) {
   return reinterpret_cast<Record*>(reinterpret_cast<char*>(h) + kHeaderBytes);

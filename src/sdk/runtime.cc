@@ -1292,12 +1292,6 @@ struct InternEntry {
 InternEntry* g_intern_table = nullptr;
 size_t g_intern_cap = 0, g_intern_size = 0;
 
-uint64_t HashString(const char* s) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (; *s; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
-  return h;
-}
-
 bool GrowIntern() {
   size_t cap = g_intern_cap ? g_intern_cap * 2 : 1024;
   InternEntry* table = static_cast<InternEntry*>(calloc(cap, sizeof(InternEntry)));
@@ -1413,7 +1407,7 @@ int aiprof_flush_to(const char* path) {
 
 const char* aiprof_intern(const char* s) {
   if (!s) s = "";
-  uint64_t h = HashString(s);
+  uint64_t h = Fnv1a64(s);
   pthread_mutex_lock(&g_intern_mu);
   const char* found = nullptr;
   if (g_intern_size * 2 >= g_intern_cap && !GrowIntern()) {

@@ -18,6 +18,14 @@ namespace aiprof::sdkrt {
 
 // CLOCK_MONOTONIC in nanoseconds: the SDK's one clock (records, heartbeats,
 // the live channel), shared by runtime.cc, live.cc and self_monitor.cc.
+// FNV-1a (64 bits) of a NUL-terminated string: the intern table's hash and
+// the live channel's counter-name hash (live::Header::counter_name_hashes).
+inline uint64_t Fnv1a64(const char* s) {
+  uint64_t h = 14695981039346656037ull;
+  for (; *s; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
+  return h;
+}
+
 inline int64_t MonotonicNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
