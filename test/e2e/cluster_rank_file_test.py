@@ -24,7 +24,7 @@ ranks: 1"). For the real gloo jobs of test/data (3 ranks, CPU) and, with
 
 With --python (a python3 with torch; ctest's e2e_cluster_rank_capture,
 heavy): `aiprof trace` of a real 2-rank DDP job on gloo (capture_ranks_test.py's,
-rank 1 sleeping 50 ms a step), then `cluster analyze` of the capture: two
+rank 1 sleeping 150 ms a step), then `cluster analyze` of the capture: two
 ranks, each one's matched collectives, wait, lateness and transfer those
 `aiprof analyze` gives for the capture (its communication section reads the
 ranks of one trace); the launcher's tracks, on no rank, are counted beside
