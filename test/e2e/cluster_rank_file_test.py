@@ -34,6 +34,7 @@ import argparse
 import filecmp
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -116,7 +117,12 @@ def case_capture(aiprof, python, work):
                 table = {r["rank"]: r for r in b["rows"]}
     except (ValueError, KeyError) as e:
         check(False, "capture: analyze's communication section (%s)" % e)
-    prefix = "aligned_" if j.get("aligned") else ""
+    # The figures analyze reports: on the aligned clocks when the raw ones
+    # disagree and the aligned ones agree (cross_rank.h), else on the raw
+    # ones. gloo's all-reduce ends its ranks ~1.5 ms apart, about 25% of the
+    # median collective: a loaded machine tips the raw clocks either way.
+    clocks = j.get("clocks", {})
+    prefix = "aligned_" if clocks.get("aligned") and clocks.get("aligned_clocks_agree") else ""
     for rank, r in sorted(ranks.items()):
         want = table.get(rank, {})
         got = (r["matched"], r[prefix + "wait_ns"], r[prefix + "lateness_ns"], r[prefix + "transfer_ns"])
@@ -128,10 +134,16 @@ def case_capture(aiprof, python, work):
               % (ranks[0]["wait_ns"], ranks[1]["wait_ns"]))
         kinds = [g["kind"] for g in ranks[0].get("import_diagnostics", [])]
         check("rankless_tracks" in kinds, "capture: the launcher's tracks, of no rank, counted beside rank 0 (%s)" % kinds)
+    # Every other thread of the attribution tree names its rank, and rank 0's
+    # (which waits in gloo's all-reduce for the sleeping rank 1) are there.
+    # Rank 1's own communication threads wait little, since it arrives last:
+    # whether they reach the tree's 0.5%-of-the-step floor depends on how the
+    # machine's load spread the ranks, so they are not required.
     text = run([aiprof, "analyze", out], env).stdout
-    check("(rank 0)]" in text and "(rank 1)]" in text,
-          "capture: analyze's other threads name their rank: %s" % [l.strip()[:60] for l in text.splitlines()
-                                                                    if "[other thread" in l][:4])
+    labels = re.findall(r"\[other thread [^\]]*\]", text)
+    check(labels and all(re.search(r" \(rank [01]\)\]$", l) for l in labels) and
+          any(l.endswith("(rank 0)]") for l in labels),
+          "capture: analyze's other threads name their rank: %s" % sorted(set(labels))[:6])
 
 
 def case_files(a, work):
