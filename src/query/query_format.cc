@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 #include "src/render/escape.h"
 
@@ -33,7 +34,16 @@ std::string QueryValueText(const QueryValue& value) {
   return "";
 }
 
-std::string QueryResultToText(const QueryResult& result) {
+namespace {
+
+// A cell as the text table shows it.
+std::string TextCell(const QueryValue& value) {
+  return std::holds_alternative<std::monostate>(value) ? "NULL" : TerminalSafe(ShownText(QueryValueText(value)));
+}
+
+}  // namespace
+
+StatusOr<std::string> QueryResultToText(const QueryResult& result, size_t max_bytes) {
   const size_t n = result.columns.size();
   std::vector<std::string> header(n);
   std::vector<size_t> width(n);
@@ -41,16 +51,13 @@ std::string QueryResultToText(const QueryResult& result) {
     header[c] = TerminalSafe(ShownText(result.columns[c]));
     width[c] = TerminalWidth(header[c]);
   }
-  std::vector<std::vector<std::string>> cells;
-  cells.reserve(result.rows.size());
+  // The widths first, without keeping the cells (each is made again when
+  // its line is written): kept, they cost ~32 bytes a cell beyond the rows.
   for (const auto& row : result.rows) {
-    auto& out = cells.emplace_back(n);
     for (size_t c = 0; c < n && c < row.size(); ++c) {
       // Cut at kMaxShownBytes, as the other text tables (one 10 MB name
       // made a 10 MB line per row); CSV and JSON keep every byte.
-      out[c] =
-          std::holds_alternative<std::monostate>(row[c]) ? "NULL" : TerminalSafe(ShownText(QueryValueText(row[c])));
-      width[c] = std::max(width[c], std::min(TerminalWidth(out[c]), kMaxPaddedColumn));
+      width[c] = std::max(width[c], std::min(TerminalWidth(TextCell(row[c])), kMaxPaddedColumn));
     }
   }
   auto pad = [](std::string* line, const std::string& s, size_t w, bool right) {
@@ -73,13 +80,26 @@ std::string QueryResultToText(const QueryResult& result) {
     line.append(width[c], '-');
   }
   text += line + "\n";
-  for (size_t r = 0; r < cells.size(); ++r) {
+  for (size_t r = 0; r < result.rows.size(); ++r) {
     line.clear();
     for (size_t c = 0; c < n; ++c) {
       if (c) line += "  ";
-      pad(&line, cells[r][c], width[c], IsNumber(result.rows[r][c]));
+      const bool have = c < result.rows[r].size();
+      pad(&line, have ? TextCell(result.rows[r][c]) : std::string(), width[c], have && IsNumber(result.rows[r][c]));
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
+    // Every column is as wide as its widest cell (up to kMaxPaddedColumn),
+    // so a table of many columns, one wide cell in each, is many times the
+    // size of its values (1,990 columns of NULL under one row of 240
+    // characters: 40 bytes a cell held, 242 written).
+    if (max_bytes != 0 && text.size() + line.size() + 1 > max_bytes) {
+      char held[32];
+      std::snprintf(held, sizeof held, "%.1f", static_cast<double>(max_bytes) / (1 << 20));
+      return ErrStatus("the text table passed its size limit (" + std::string(held) + " MiB at row " +
+                       std::to_string(r + 1) + " of " + std::to_string(result.rows.size()) +
+                       ": each column is padded to its widest value, up to " + std::to_string(kMaxPaddedColumn) +
+                       " characters): select fewer columns, or write csv or json (each value once)");
+    }
     text += line + "\n";
   }
   text += "(" + std::to_string(result.rows.size()) + (result.rows.size() == 1 ? " row" : " rows");
@@ -87,6 +107,8 @@ std::string QueryResultToText(const QueryResult& result) {
   text += ")\n";
   return text;
 }
+
+std::string QueryResultToText(const QueryResult& result) { return *QueryResultToText(result, 0); }
 
 std::string QueryResultToCsv(const QueryResult& result) {
   std::string out;

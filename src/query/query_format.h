@@ -15,6 +15,11 @@ namespace aiprof {
 // cut ("… (N bytes in all)"), a last line with the row count and, when the
 // row limit was hit, that the rows were cut.
 std::string QueryResultToText(const QueryResult& result);
+// The same, held to `max_bytes` of text (0 = no limit): past it, an error
+// saying so. Each column is padded to its widest cell (up to
+// kMaxPaddedColumn), so the text of many columns can be several times what
+// QueryLimits::max_result_bytes counts for the rows.
+StatusOr<std::string> QueryResultToText(const QueryResult& result, size_t max_bytes);
 // A header line, then one line per row (RFC 4180).
 std::string QueryResultToCsv(const QueryResult& result);
 // {"columns": [...], "rows": [[...], ...], "row_count": N, "truncated": bool, "max_rows": N}
