@@ -240,17 +240,27 @@ std::string SafeFileName(const std::string& name) {
 // arrives (on the HTTP server's thread), so the server never holds it
 // whole. Kept only when the handler renames it into place (Keep); a refused,
 // failed or broken-off upload's file is removed with the sink.
+// `reserved` counts the bytes that admitted uploads have yet to write:
+// the storage limit's check adds them to what the folders hold, so uploads
+// admitted at once cannot each pass it (20 concurrent 1 MB uploads under
+// --max-storage-mb 1 were all taken, 20 MB stored: trial_limits).
 class UploadSink : public BodySink {
  public:
-  static StatusOr<std::shared_ptr<UploadSink>> Create(const std::string& dir, const std::string& hidden_name) {
+  static StatusOr<std::shared_ptr<UploadSink>> Create(const std::string& dir, const std::string& hidden_name,
+                                                      std::shared_ptr<std::atomic<uint64_t>> reserved,
+                                                      uint64_t declared) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     auto sink = std::shared_ptr<UploadSink>(new UploadSink((fs::path(dir) / hidden_name).string()));
     sink->fd_ = ::open(sink->path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);  // data, never executable
     if (sink->fd_ < 0) return ErrStatus("cannot store the upload: " + std::string(std::strerror(errno)));
+    sink->reserved_ = std::move(reserved);
+    sink->left_ = declared;
+    *sink->reserved_ += declared;
     return sink;
   }
   ~UploadSink() override {
+    Release(left_);
     if (fd_ >= 0) ::close(fd_);
     if (!kept_) ::unlink(path_.c_str());
   }
@@ -260,11 +270,13 @@ class UploadSink : public BodySink {
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return ErrStatus("cannot store the upload: " + std::string(std::strerror(errno)));
       bytes.remove_prefix(static_cast<size_t>(n));
+      Release(static_cast<uint64_t>(n));  // now in the file, which the folders' size counts
     }
     return OkStatus();
   }
   // Closes the file and renames it to `final_path`; the file is then kept.
   Status Keep(const std::string& final_path) {
+    Release(left_);
     const int fd = std::exchange(fd_, -1);
     if (::close(fd) != 0) return ErrStatus("cannot store the upload: " + std::string(std::strerror(errno)));
     if (::rename(path_.c_str(), final_path.c_str()) != 0) {
@@ -276,9 +288,16 @@ class UploadSink : public BodySink {
 
  private:
   explicit UploadSink(std::string path) : path_(std::move(path)) {}
+  void Release(uint64_t bytes) {
+    bytes = std::min(bytes, left_);
+    left_ -= bytes;
+    if (reserved_ && bytes) *reserved_ -= bytes;
+  }
   std::string path_;
   int fd_ = -1;
   bool kept_ = false;
+  std::shared_ptr<std::atomic<uint64_t>> reserved_;
+  uint64_t left_ = 0;  // of this upload's reservation
 };
 
 // Removes the hidden files of uploads that broke off when a server died
@@ -406,6 +425,8 @@ struct ServeServer::Impl {
   std::unique_ptr<Indexer> indexer;
   std::unique_ptr<HttpServer> http;
   std::atomic<uint64_t> upload_seq{0};
+  // Bytes the uploads in flight have yet to write (UploadSink).
+  std::shared_ptr<std::atomic<uint64_t>> upload_reserved = std::make_shared<std::atomic<uint64_t>>(0);
 
   // Workers and their queue of requests (at most kServeQueueLimit waiting).
   struct Pool {
@@ -526,12 +547,19 @@ struct ServeServer::Impl {
       const bool upload = head.method == "POST" && head.path == "/api/runs";
       *max_body = upload ? options.max_upload_bytes : kMaxSmallBodyBytes;
       if (upload && options.max_storage_bytes > 0) {
-        if (const uint64_t used = StorageUsed(); used >= options.max_storage_bytes) {
+        // What the folders hold and what the uploads admitted before this
+        // one have yet to write (each its Content-Length, a chunked one the
+        // upload limit): only the one upload admitted under the limit may pass it.
+        const uint64_t arriving = upload_reserved->load();
+        if (const uint64_t used = StorageUsed() + arriving; used >= options.max_storage_bytes) {
           // One decimal: whole MiB said "hold 1 MiB, the limit is 1 MiB" for 1.5 MiB held.
-          char held[32];
-          std::snprintf(held, sizeof held, "%.1f", static_cast<double>(used) / (1 << 20));
-          return JsonError(507, "storage full: the uploads and the cache hold " + std::string(held) +
-                                    " MiB, the limit is " + std::to_string(options.max_storage_bytes >> 20) +
+          char held[32], coming[32];
+          std::snprintf(held, sizeof held, "%.1f", static_cast<double>(used - arriving) / (1 << 20));
+          std::snprintf(coming, sizeof coming, "%.1f", static_cast<double>(arriving) / (1 << 20));
+          return JsonError(507, "storage full: the uploads and the cache hold " + std::string(held) + " MiB" +
+                                    (arriving ? " and uploads still arriving add " + std::string(coming) + " MiB"
+                                              : std::string()) +
+                                    ", the limit is " + std::to_string(options.max_storage_bytes >> 20) +
                                     " MiB (--max-storage-mb): delete runs (DELETE /api/runs/ID) or raise the limit");
         }
       }
@@ -564,7 +592,9 @@ struct ServeServer::Impl {
     if (head.method != "POST" || head.path != "/api/runs") return std::shared_ptr<BodySink>();
     const std::string hidden = ".upload-" + std::to_string(NowUnixMs()) + "-" + std::to_string(getpid()) + "-" +
                                std::to_string(++upload_seq) + ".part";
-    ASSIGN_OR_RETURN(std::shared_ptr<UploadSink> sink, UploadSink::Create(uploads_dir, hidden));
+    ASSIGN_OR_RETURN(std::shared_ptr<UploadSink> sink,
+                     UploadSink::Create(uploads_dir, hidden, upload_reserved,
+                                        head.content_length.value_or(options.max_upload_bytes)));
     return std::shared_ptr<BodySink>(std::move(sink));
   }
 

@@ -246,6 +246,100 @@ def storage_and_delete_tests(exe, tmp):
         check(stop(p) == 0, "server stopped cleanly")
 
 
+def upload_head(port, name, length, chunked=False):
+    """Opens an upload with Expect: 100-continue and reads the server's word on
+    its headers: (socket, 100 when the body may come, else the refusal's
+    status and body)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    length_header = b"Transfer-Encoding: chunked" if chunked else b"Content-Length: %d" % length
+    s.sendall(b"POST /api/runs?name=%s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\nExpect: 100-continue\r\n\r\n" %
+              (name.encode(), length_header))
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        head += chunk
+    status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/1.1 ") else 0
+    return s, status, head
+
+
+def finish_upload(s, body, chunked=False):
+    s.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body) if chunked else body)
+    answer = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    s.close()
+    return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else 0
+
+
+def concurrent_upload_storage_tests(exe, tmp):
+    """Uploads admitted at once each passed --max-storage-mb: the check saw
+    only the bytes already on disk, and an admitted upload has written none
+    (20 concurrent 1 MB uploads under --max-storage-mb 1 were all taken, 20
+    MB stored; trial_limits). Those still arriving now count for their
+    Content-Length (a chunked one for the upload limit): only the one
+    upload admitted under the limit passes it."""
+    logdir = os.path.join(tmp, "concurrent")
+    os.makedirs(logdir)
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
+                          "--max-storage-mb", "1", "--max-upload-mb", "1"])
+    try:
+        # Hand-made: 0.6 MB of a trace each (spaces inside its JSON).
+        body = b'{"traceEvents":[' + b" " * 600000 + b"]}"
+        opened = [upload_head(port, "c%d.json" % i, len(body)) for i in range(5)]
+        statuses = [st for _, st, _ in opened]
+        check(statuses[:2] == [100, 100] and statuses[2:] == [507] * 3,
+              "of 5 uploads of 0.6 MB opened at once under a 1 MiB limit, the first two go on (the second was "
+              "admitted at 0.6 MB) and the rest are refused from their headers: %s" % statuses)
+        refusal = opened[2][2].decode(errors="replace")
+        check("still arriving" in refusal and "--max-storage-mb" in refusal,
+              "the 507 counts the uploads still arriving: %s" % refusal[refusal.find("{"):][:300])
+        codes = [finish_upload(s, body) for s, st, _ in opened if st == 100]
+        check(codes == [202, 202], "the two admitted uploads are taken: %s" % codes)
+        for s, st, _ in opened:
+            if st != 100:
+                s.close()
+        # Nothing arrives now: a broken-off upload gives its reservation back.
+        s, st, _ = upload_head(port, "late.json", len(body))
+        check(st == 507, "over the limit with nothing arriving, an upload is still refused: %s" % st)
+        s.close()
+        uploads = os.path.join(logdir, "uploads")
+        stored = sum(os.path.getsize(os.path.join(uploads, f)) for f in os.listdir(uploads))
+        check(stored <= 2 * len(body), "at most the limit and one upload stored: %d bytes" % stored)
+    finally:
+        check(stop(p) == 0, "server stopped cleanly")
+    # A chunked upload, whose length is unknown, counts for the upload limit
+    # while it arrives; one that breaks off gives it back.
+    logdir = os.path.join(tmp, "concurrent_chunked")
+    os.makedirs(logdir)
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
+                          "--max-storage-mb", "2", "--max-upload-mb", "1"])
+    try:
+        a, st_a, _ = upload_head(port, "a.json", 0, chunked=True)
+        b, st_b, _ = upload_head(port, "b.json", 0, chunked=True)
+        c, st_c, _ = upload_head(port, "c.json", 0, chunked=True)
+        check((st_a, st_b, st_c) == (100, 100, 507),
+              "chunked uploads count 1 MiB each while they arrive (limit 2 MiB): %s" % [st_a, st_b, st_c])
+        c.close()
+        b.close()  # broken off: its reservation goes with it
+        deadline = time.time() + 10
+        while True:
+            d, st_d, _ = upload_head(port, "d.json", 0, chunked=True)
+            if st_d == 100 or time.time() > deadline:
+                break
+            d.close()
+            time.sleep(0.05)
+        check(st_d == 100, "a broken-off upload's share is given back: %s" % st_d)
+        check(finish_upload(a, tiny_trace("a", 10), chunked=True) == 202, "the first chunked upload is taken")
+        d.close()
+    finally:
+        check(stop(p) == 0, "server stopped cleanly")
+
+
 def http_checks(exe, tmp):
     logdir = os.path.join(tmp, "http")
     os.makedirs(logdir)
@@ -374,6 +468,7 @@ def main():
         page_size_tests(exe, tmp)
         file_mode_tests(exe, tmp)
         storage_and_delete_tests(exe, tmp)
+        concurrent_upload_storage_tests(exe, tmp)
         http_checks(exe, tmp)
         token_file_tests(exe, tmp)
     finally:
