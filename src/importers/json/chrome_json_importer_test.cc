@@ -575,5 +575,55 @@ TEST(ChromeJsonImporterTest, FlowIdsBeyond64BitsAreHashedAndStillLink) {
   EXPECT_EQ(t->diagnostics.Count("flow_without_id"), 0u);
 }
 
+// torch 1.13's export_chrome_trace (and libkineto) write names and call
+// stacks raw: a record_function name with a quote, a backslash or a tab made
+// the event invalid JSON, and it was skipped (a quote left odd made the file
+// unreadable: JsonValueScannerTest.RawQuotesAndBackslashesInANameKeepTheCut).
+// Such strings are read as written, each event said once; valid escapes and
+// other malformed events are read as before.
+TEST(ChromeJsonImporterTest, NamesWrittenRawAreReadAsWritten) {
+  TempDir dir;
+  // torch's legacy layout: {"name": NAME, "ph": "X", "ts": TS, "dur": 1, "tid": 1, "pid": "CPU functions", ...}
+  auto legacy = [](std::string_view name, int ts) {
+    return "{\"name\": " + std::string(name) + ", \"ph\": \"X\", \"ts\": " + std::to_string(ts) +
+           ", \"dur\": 1, \"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}}, ";
+  };
+  std::string events = legacy(R"("say "hi")", 1) + legacy(R"("dir\")", 10) + legacy(R"("C:\data\x")", 20) +
+                       legacy("\"tab\tsep\"", 30) + legacy(R"("ends with quote"")", 40) +
+                       R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 50, "dur": 1,)"
+                       R"( "args": {"Call stack": "C:\a\b.py(3): f;<lambda "x">;", "External id": 4}}, )" +
+                       legacy(R"("escaped \"q\" \\ \n")", 60) + legacy("12", 70) +
+                       legacy("\"bad utf8 \xff\xfe\"", 80) + legacy(R"("last")", 90);
+  events.resize(events.size() - 2);  // the last ", "
+  std::string path = dir.Write("raw.json", "[" + events + "]");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  std::map<std::string, int64_t> start_by_name;
+  for (uint32_t i = 0; i < t->slices.size(); ++i) {
+    start_by_name[std::string(t->Str(t->slices.name[i]))] = t->slices.ts_ns[i];
+  }
+  EXPECT_EQ(start_by_name, (std::map<std::string, int64_t>{{"say \"hi", 1000},
+                                                           {"dir\\", 10000},
+                                                           {"C:\\data\\x", 20000},
+                                                           {"tab\tsep", 30000},
+                                                           {"ends with quote\"", 40000},
+                                                           {"aten::mm", 50000},
+                                                           {"escaped \"q\" \\ \n", 60000},
+                                                           {"", 70000},
+                                                           {"last", 90000}}));
+  uint32_t mm = 0;
+  while (mm < t->slices.size() && t->Str(t->slices.name[mm]) != "aten::mm") ++mm;
+  ASSERT_LT(mm, t->slices.size());
+  std::map<std::string, std::string> args;
+  for (uint32_t a = t->slices.arg_begin[mm]; a < t->slices.arg_begin[mm] + t->slices.arg_count[mm]; ++a) {
+    const Arg& arg = t->args[a];
+    if (arg.type == ArgType::kString) args[std::string(t->Str(arg.key))] = t->Str(StringId{arg.str});
+  }
+  EXPECT_EQ(args["Call stack"], "C:\\a\\b.py(3): f;<lambda \"x\">;");
+  EXPECT_EQ(t->diagnostics.Count("unescaped_string"), 6u);
+  EXPECT_EQ(t->diagnostics.Count("name_not_string"), 1u);     // 12
+  EXPECT_EQ(t->diagnostics.Count("invalid_event_json"), 1u);  // invalid UTF-8
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -67,6 +68,97 @@ std::optional<uint64_t> ParseFlowId(std::string_view text) {
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v, base);
   if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
   return v;
+}
+
+// Writes `text` (one event) to `out` with each string value (after a ':')
+// that is not a valid JSON string read as its writer put it, raw: torch
+// 1.13's export_chrome_trace and libkineto write names unescaped, so
+// record_function('say "hi'), 'dir\\' or a Windows path made the event
+// invalid JSON and it was skipped. Such a value ends at the first quote
+// followed (past white space) by ',', '}' or ']', as JsonValueScanner cuts
+// it; its quotes, backslashes and control bytes are escaped. Valid values,
+// keys and array items are copied as they are. Returns false when no value
+// needed it (or one has no end), so the event stays as it was read; also
+// past a few passes over the text (a run of escaped quotes, each one a
+// candidate end, would make it quadratic).
+bool EscapeRawStringValues(std::string_view text, std::string* out) {
+  size_t work = 0;
+  const size_t work_limit = 4 * text.size() + 4096;
+  auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  auto ends_value_at = [&](size_t quote) {
+    size_t k = quote + 1;
+    while (k < text.size() && is_space(text[k])) ++k;
+    return k < text.size() && (text[k] == ',' || text[k] == '}' || text[k] == ']');
+  };
+  auto is_hex = [](char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); };
+  // End of the JSON string opening at `open` (its closing quote), and whether
+  // its escapes and bytes are valid; npos when it does not close.
+  auto json_string_end = [&](size_t open, bool* valid) {
+    *valid = true;
+    for (size_t j = open + 1; j < text.size(); ++j) {
+      ++work;
+      char c = text[j];
+      if (c == '"') return j;
+      if (static_cast<unsigned char>(c) < 0x20) *valid = false;
+      if (c != '\\') continue;
+      char e = j + 1 < text.size() ? text[j + 1] : '\0';
+      if (e == 'u') {
+        for (size_t h = j + 2; h < j + 6; ++h) {
+          if (h >= text.size() || !is_hex(text[h])) *valid = false;
+        }
+      } else if (std::strchr("\"\\/bfnrt", e) == nullptr || e == '\0') {
+        *valid = false;
+      }
+      ++j;
+    }
+    return std::string_view::npos;
+  };
+  out->clear();
+  out->reserve(text.size() + 16);
+  bool changed = false;
+  char last = 0;  // the last byte outside strings that is not white space
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (c != '"') {
+      out->push_back(c);
+      if (!is_space(c)) last = c;
+      ++i;
+      continue;
+    }
+    bool valid = false;
+    size_t end = json_string_end(i, &valid);
+    if (work > work_limit) return false;
+    if (last == ':' && !(valid && end != std::string_view::npos && ends_value_at(end))) {
+      size_t raw_end = i + 1;
+      while (raw_end < text.size() && !(text[raw_end] == '"' && ends_value_at(raw_end))) ++raw_end;
+      work += raw_end - i;
+      if (raw_end >= text.size() || work > work_limit) return false;
+      out->push_back('"');
+      for (size_t j = i + 1; j < raw_end; ++j) {
+        unsigned char b = static_cast<unsigned char>(text[j]);
+        if (b == '"' || b == '\\') {
+          out->push_back('\\');
+          out->push_back(static_cast<char>(b));
+        } else if (b < 0x20) {
+          char esc[8];
+          std::snprintf(esc, sizeof(esc), "\\u%04x", b);
+          out->append(esc);
+        } else {
+          out->push_back(static_cast<char>(b));
+        }
+      }
+      out->push_back('"');
+      changed = true;
+      end = raw_end;
+    } else if (end == std::string_view::npos) {
+      return false;
+    } else {
+      out->append(text.substr(i, end + 1 - i));
+    }
+    last = '"';
+    i = end + 1;
+  }
+  return changed;
 }
 
 // Strings of one batch: ids in first-seen order from 1 (0 = empty), bytes
@@ -225,21 +317,56 @@ class ChromeJsonEventParser {
   }
 
   void ParseEvent(const char* data, size_t len, size_t capacity, uint64_t offset) {
+    const size_t events_before = out_->events.size(), diags_before = out_->diags.size();
+    const size_t args_before = out_->args.size();
+    simdjson::error_code err = simdjson::SUCCESS;
+    if (ReadEvent(data, len, capacity, offset, &err) && !name_not_string_) return;
+    // Not valid JSON, or a name that is not a string: a writer's raw string
+    // (EscapeRawStringValues) is read as written, and said; else the event
+    // is read as before.
+    if (EscapeRawStringValues(std::string_view(data, len), &escaped_)) {
+      out_->events.resize(events_before);
+      out_->diags.resize(diags_before);
+      out_->args.resize(args_before);
+      simdjson::padded_string padded(escaped_);
+      simdjson::error_code escaped_err = simdjson::SUCCESS;
+      if (ReadEvent(padded.data(), padded.size(), padded.size() + simdjson::SIMDJSON_PADDING, offset, &escaped_err) &&
+          !name_not_string_) {
+        ParsedEvent read = out_->events.back();
+        out_->events.pop_back();
+        Diag("unescaped_string", offset,
+             "a string written unescaped (a quote, backslash or control byte in a name, as torch's "
+             "export_chrome_trace and libkineto write names); read as written");
+        out_->events.push_back(read);
+        return;
+      }
+      out_->events.resize(events_before);
+      out_->diags.resize(diags_before);
+      out_->args.resize(args_before);
+      ReadEvent(data, len, capacity, offset, &err);
+    }
+  }
+
+  // Reads one event into out_ (the event, or an invalid_event_json
+  // diagnostic); false when it was not valid JSON.
+  bool ReadEvent(const char* data, size_t len, size_t capacity, uint64_t offset, simdjson::error_code* err_out) {
     od::document doc;
     ParsedEvent e;
     e.offset = offset;
     e.arg_begin = static_cast<uint32_t>(out_->args.size());
     od::object obj;
+    name_not_string_ = false;
     auto err = parser_.iterate(data, len, capacity).get(doc);
     if (!err) err = doc.get_object().get(obj);
     if (err || !ParseFields(obj, data + len, &e, offset)) {
       out_->args.resize(e.arg_begin);
+      *err_out = err ? err : simdjson::TAPE_ERROR;
       Diag("invalid_event_json", offset,
-           std::string("an event is not valid JSON (") + simdjson::error_message(err ? err : simdjson::TAPE_ERROR) +
-               "); event skipped");
-      return;
+           std::string("an event is not valid JSON (") + simdjson::error_message(*err_out) + "); event skipped");
+      return false;
     }
     out_->events.push_back(e);
+    return true;
   }
 
  private:
@@ -451,6 +578,7 @@ class ChromeJsonEventParser {
           break;
         case Field::kName:
           if (v.get_string().get(s)) {
+            name_not_string_ = true;
             Diag("name_not_string", offset, "an event's name is not a string; name left empty");
             break;
           }
@@ -529,6 +657,8 @@ class ChromeJsonEventParser {
   uint64_t generation_ = 0;
   ParsedEvents* out_ = nullptr;
   od::parser parser_;
+  bool name_not_string_ = false;  // set by ParseFields
+  std::string escaped_;           // EscapeRawStringValues's output, reused
   // "correlation" is taken out of args; its local id in the current batch.
   uint32_t key_correlation_ = 0;
 };

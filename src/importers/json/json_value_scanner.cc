@@ -56,6 +56,7 @@ void JsonValueScanner::Start(char first) {
   depth_ = 0;
   in_string_ = false;
   escape_ = false;
+  quote_pending_ = false;
   scalar_ = false;
   top_string_ = false;
   if (first == '{' || first == '[') return;
@@ -114,6 +115,11 @@ inline uint64_t FoldEqMask64(const char* p, char c) {
 #endif
 }
 
+// A byte that may follow a string's closing quote in a container, once white
+// space is skipped.
+inline bool CanFollowString(char c) { return c == ',' || c == ':' || c == '}' || c == ']'; }
+inline bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
 // Bit k = xor of bits 0..k: marks bytes from an opening quote up to (not
 // including) its closing quote.
 inline uint64_t PrefixXor(uint64_t x) {
@@ -143,16 +149,32 @@ size_t JsonValueScanner::FeedContainer(const char* data, size_t n) {
       std::memcpy(tail, p, len);
       p = tail;
     }
-    if (escape_ || EqMask64(p, '\\') != 0) {
+    bool bytewise = escape_ || quote_pending_ || EqMask64(p, '\\') != 0;
+    uint64_t quotes = 0, inside = 0, closes = 0;
+    if (!bytewise) {
+      quotes = EqMask64(p, '"');
+      inside = PrefixXor(quotes) ^ (in_string_ ? ~uint64_t{0} : 0);
+      closes = FoldEqMask64(p, '}');
+      // A closing quote whose next byte cannot follow a string (a raw quote
+      // in a name), or may not (white space, the block's end): the block
+      // goes byte by byte, which looks past the space and into the next read.
+      uint64_t closing = quotes & ~inside;
+      uint64_t suspect = closing & ~((closes | EqMask64(p, ',') | EqMask64(p, ':')) >> 1);
+      while (suspect != 0 && !bytewise) {
+        size_t k = static_cast<size_t>(__builtin_ctzll(suspect)) + 1;
+        while (k < len && IsJsonSpace(p[k])) ++k;
+        bytewise = k >= len || !CanFollowString(p[k]);
+        suspect &= suspect - 1;
+      }
+    }
+    if (bytewise) {
       size_t r = FeedBytes(p, len);
       if (r != kNotDone) return r >= kInvalid ? r : i + r;
       i += len;
       continue;
     }
-    uint64_t quotes = EqMask64(p, '"');
-    uint64_t inside = PrefixXor(quotes) ^ (in_string_ ? ~uint64_t{0} : 0);
     uint64_t opens = FoldEqMask64(p, '{') & ~inside;
-    uint64_t brackets = (opens | FoldEqMask64(p, '}')) & ~inside;
+    uint64_t brackets = (opens | closes) & ~inside;
     while (brackets != 0) {
       int k = __builtin_ctzll(brackets);
       if ((opens >> k) & 1) {
@@ -185,6 +207,15 @@ size_t JsonValueScanner::FeedBytes(const char* data, size_t n) {
       ++i;
       continue;
     }
+    if (quote_pending_) {
+      while (i < n && IsJsonSpace(data[i])) ++i;
+      if (i >= n) return kNotDone;
+      quote_pending_ = false;
+      // The quote ended the string, or was one of its characters: the byte
+      // at i is read again in the state that follows.
+      if (CanFollowString(data[i])) in_string_ = false;
+      continue;
+    }
     if (in_string_) {
       i += FindQuoteOrBackslash(data + i, n - i);
       if (i >= n) return kNotDone;
@@ -193,9 +224,12 @@ size_t JsonValueScanner::FeedBytes(const char* data, size_t n) {
         ++i;
         continue;
       }
-      in_string_ = false;
       ++i;
-      if (depth_ == 0) return i;  // a top-level string ended
+      if (depth_ == 0) {  // a top-level string ended
+        in_string_ = false;
+        return i;
+      }
+      quote_pending_ = true;
       continue;
     }
     i += FindStructural(data + i, n - i);

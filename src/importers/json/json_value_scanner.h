@@ -3,6 +3,15 @@
 // The scanner only tracks nesting depth and string/escape state; it does not
 // validate (simdjson does that for each event). It resumes where the last
 // chunk stopped, so a value split across reads is scanned once.
+//
+// Inside a container, an unescaped quote ends a string only when the next
+// byte that is not white space can follow a string there (',', ':', '}' or
+// ']'); any other quote is read as a character of the string. On valid JSON
+// that is every closing quote, so nothing changes; it keeps the cut right
+// where a writer put a name's quote in raw, as torch 1.13's
+// export_chrome_trace and libkineto do (record_function('say "hi') wrote
+// "name": "say "hi", whose odd quote turned the scan inside out: the rest of
+// the file became one value, read as a truncated file).
 #ifndef AIPROF_SRC_IMPORTERS_JSON_JSON_VALUE_SCANNER_H_
 #define AIPROF_SRC_IMPORTERS_JSON_JSON_VALUE_SCANNER_H_
 
@@ -35,6 +44,7 @@ class JsonValueScanner {
   uint32_t depth_ = 0;
   bool in_string_ = false;
   bool escape_ = false;
+  bool quote_pending_ = false;  // in a string, after a quote whose next non-space byte is not read yet
   bool scalar_ = false;
   bool top_string_ = false;  // the value itself is a string
 };

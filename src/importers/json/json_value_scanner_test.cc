@@ -66,5 +66,39 @@ TEST(JsonValueScannerTest, SimdHelpersMatchScalarScan) {
   EXPECT_EQ(FindStructural(others.data(), others.size()), 2u);
 }
 
+// torch 1.13's export_chrome_trace and libkineto write names raw: a quote or
+// a trailing backslash in a record_function name is not escaped. The cut
+// still ends at the event's own brace, however the input is chunked; before,
+// the odd quote turned the scan inside out and the rest of the file became
+// one value (a legacy export of record_function('say "hi') was refused as
+// truncated JSON).
+TEST(JsonValueScannerTest, RawQuotesAndBackslashesInANameKeepTheCut) {
+  const std::string events[] = {
+      R"({"name": "say "hi", "ph": "X", "ts": 1, "dur": 2, "tid": 1, "pid": "CPU functions", "args": {}})",
+      R"({"name": "dir\", "ph": "X", "ts": 1, "dur": 2, "tid": 1, "pid": "CPU functions", "args": {}})",
+      R"({"name": "a " b}" ,"ph": "X"})",
+      R"({"name": "ends with quote"", "ph": "X", "args": {"k": "v"}})",
+      "{\n  \"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"say \"hi\", \"pid\": 7,\n"
+      "  \"args\": {\n    \"Trace name\": \"PyTorch Profiler\"\n  }\n}",
+  };
+  for (const std::string& event : events) {
+    std::string stream = event + R"(, {"name": "next {", "ph": "X"}])";
+    for (size_t piece = 1; piece <= stream.size(); ++piece) {
+      EXPECT_EQ(ScanInPieces(stream, piece), event.size()) << event << " piece " << piece;
+    }
+    // The same event at every offset of a 64-byte block (the SIMD path).
+    for (size_t pad = 0; pad < 64; ++pad) {
+      std::string shifted = "{" + std::string(pad, ' ') + "\"p\": 0, " + event.substr(1);
+      EXPECT_EQ(ScanInPieces(shifted + ", {}", shifted.size() + 4), shifted.size()) << event << " pad " << pad;
+    }
+  }
+  // Valid JSON is cut as before: a closing quote before white space, a
+  // string that holds escaped quotes and what looks like an event's end.
+  std::string valid = "{\"a\": \"x\" \n , \"b\": \"q\\\", \\\"ph\\\": {\", \"c\": [\"}\" ]}";
+  for (size_t piece = 1; piece <= valid.size(); ++piece) {
+    EXPECT_EQ(ScanInPieces(valid + ", {}", piece), valid.size()) << "piece " << piece;
+  }
+}
+
 }  // namespace
 }  // namespace aiprof
