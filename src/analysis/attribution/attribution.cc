@@ -569,14 +569,28 @@ void Builder::Sweep(uint32_t track, bool primary) {
   for (size_t i = lo; i < hi; ++i) {
     const int64_t ts = s_.ts_ns[i];
     if (ts >= last) break;
-    int64_t end = ts + std::max<int64_t>(s_.dur_ns[i], 0);
+    const int64_t end = ts + std::max<int64_t>(s_.dur_ns[i], 0);
     flush_to(ts);
-    if (!stack.empty()) end = std::min(end, stack.back().end);
+    // Its parent is the innermost open slice that encloses it (ParentSlices).
+    // An open slice it outlives is not: torch opens a record_function label
+    // (and ProfilerStep#N) inside the short `_record_function_enter_new` that
+    // creates it, and clipping the label to that call dropped all but its
+    // first microseconds from the tree (TraceLens's Flux.1 trace: 81 of its
+    // 249 ms `execute_diffusion` label untraced). Such a slice is kept whole.
+    // A node goes on top: the latest opened slice has the time, as
+    // `self_ns` in `aiprof query` (an op running past the step's end keeps
+    // its time in the step). Structure (no node) goes right above its parent:
+    // the slices it outlives keep their time until they end (a Python frame
+    // that outlives the frames it started in takes no module's time).
+    size_t at = stack.size();  // where it goes: above its parent, or on top
+    // (A slice below a node on top may have ended already: never a parent.)
+    while (at > 0 && (stack[at - 1].end < end || stack[at - 1].end <= ts)) --at;
+    const Open* parent = at > 0 ? &stack[at - 1] : nullptr;
     if (end <= first) continue;  // wholly before the steps (and so are its children)
     Open o{end, kNoNode, TimeClass::kUntraced};
     if (shapes_) {
       // The innermost enclosing python_function frame that is a call site.
-      o.site = stack.empty() ? 0 : stack.back().site;
+      o.site = parent ? parent->site : 0;
       if (s_.kind[i] == EventKind::kPythonFunction) {
         uint8_t& f = site_frame_[s_.name[i].raw];
         if (f == 0) f = IsCallSiteFrame(trace_.Str(s_.name[i])) ? 2 : 1;
@@ -585,10 +599,10 @@ void Builder::Sweep(uint32_t track, bool primary) {
     }
     size_t k = StepAt(ts, &step_p);
     bool in_step = k < steps_.size() && steps_[k].start < end;
-    if (!in_step || (stack.size() > 0 && stack.back().node == kDead)) {
+    if (!in_step || (parent && parent->node == kDead)) {
       o.node = kDead;
     } else {
-      const Open* t = top();
+      const Open* t = parent;
       uint32_t n = kNoNode;
       // The step's own marker is structure.
       bool marker = primary && ts == steps_[k].start && s_.name[i] == out_->per_step[steps_[k].out].name;
@@ -599,6 +613,7 @@ void Builder::Sweep(uint32_t track, bool primary) {
         o.slice = t ? t->slice : kNoSlice;
       } else {
         o.node = n;
+        at = stack.size();
         node_of_slice_[i] = n;
         const AttributionStep& st = out_->per_step[steps_[k].out];
         // Step k has time of the slice (in_step); so may later ones.
@@ -623,7 +638,7 @@ void Builder::Sweep(uint32_t track, bool primary) {
         }
       }
     }
-    stack.push_back(o);
+    stack.insert(stack.begin() + static_cast<std::ptrdiff_t>(at), o);
   }
   flush_to(kMaxTs);
   if (!primary) {

@@ -136,6 +136,54 @@ TEST(AttributionTest, HandMadeTreeMatchesHandComputation) {
   EXPECT_DOUBLE_EQ(m.Get("untraced_host_ns")->value, 105'000.0 / 2);
 }
 
+// Hand-made, after TraceLens's Flux.1 profile (xDiT): torch opens a
+// record_function label inside the short `_record_function_enter_new` call
+// that creates it, so the label starts inside that Python frame and outlives
+// it. The label's parent is the slice that encloses it (the step), as
+// ParentSlices and `aiprof query` say, and it has its whole time (the latest
+// opened slice has the time, as `self_ns` in `aiprof query`). The old sweep
+// clipped the label to the frame: 5 µs of its 165 µs per step, its aten::mm
+// at the root and 195 µs a step untraced (on the Flux.1 trace, 81 of 249 ms
+// untraced where 0.38 ms is).
+constexpr const char* kLabelOpenedInsideItsEnterCall = R"json({"traceEvents":[
+ {"ph":"X","cat":"python_function","name":"<built-in method _record_function_enter_new>","pid":1,"tid":1,"ts":95,"dur":10},
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100,"dur":200},
+ {"ph":"X","cat":"python_function","name":"<built-in method _record_function_enter_new>","pid":1,"tid":1,"ts":110,"dur":10},
+ {"ph":"X","cat":"user_annotation","name":"execute_diffusion","pid":1,"tid":1,"ts":115,"dur":165},
+ {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":150,"dur":20},
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":300,"dur":200},
+ {"ph":"X","cat":"python_function","name":"<built-in method _record_function_enter_new>","pid":1,"tid":1,"ts":310,"dur":10},
+ {"ph":"X","cat":"user_annotation","name":"execute_diffusion","pid":1,"tid":1,"ts":315,"dur":165},
+ {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":350,"dur":20}
+]})json";
+
+TEST(AttributionTest, ALabelOpenedInsideItsEnterCallKeepsItsTime) {
+  auto t = ImportJsonText(kLabelOpenedInsideItsEnterCall);
+  ASSERT_NE(t, nullptr);
+  AttributionResult r = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(r.available) << r.problem;
+  EXPECT_EQ(r.steps, 2u);
+  EXPECT_EQ(r.wall_ns, 400'000);
+  ExpectTreeAddsUp(r);
+  std::map<std::string, int64_t> us = TotalsUs(*t, r);
+  // Each step: [start, +10) before the frame and the frame's first 5 µs (a
+  // Python frame at the root: no node), then the label, [+15, +180) =
+  // 165 µs, its aten::mm under it; [+180, +200) after it.
+  EXPECT_EQ(us["execute_diffusion"], 2 * 165);
+  EXPECT_EQ(us["execute_diffusion / aten::mm"], 2 * 20);
+  EXPECT_EQ(us.count("aten::mm"), 0u);
+  EXPECT_EQ(us["(host time outside any recorded op)"], 2 * (10 + 5 + 20));
+  auto cls = [&](TimeClass c) { return r.by_class_ns[static_cast<size_t>(c)] / 1000; };
+  EXPECT_EQ(cls(TimeClass::kModuleCode), 2 * 145);
+  EXPECT_EQ(cls(TimeClass::kOp), 2 * 20);
+  EXPECT_EQ(cls(TimeClass::kUntraced), 2 * 35);
+  for (uint32_t n = 1; n < r.nodes.size(); ++n) {
+    if (NodePath(*t, r, n) == "execute_diffusion") {
+      EXPECT_EQ(r.nodes.count[n], 2u);
+    }
+  }
+}
+
 // Hand-made, after HTA's trace_compare pair (HolisticTraceAnalysis
 // tests/data/trace_compare): a communication thread (tid 2) records only a
 // `nccl:all_reduce` label (user_annotation) and a 0 µs op while the main
@@ -736,8 +784,14 @@ TEST(AttributionTest, FluxGraphReplaysSitBesideTheirLaunchesWithNoHostTime) {
     launch[x] = launch_parent[n.parent[x]] = 1;
     launch_host += n.total_ns[x];
     EXPECT_EQ(n.device_total_ns[x], 0) << NodePath(t, aa, x);
+    // Under the labels that enclose it (ParentSlices): the step's
+    // `execute_diffusion` and the compiled graph's call, which torch opens
+    // inside their `_record_function_enter_new` frames (and the old sweep
+    // cut short, so the launch sat under the compiled region directly).
     EXPECT_EQ(NodePath(t, aa, x),
-              "OptimizedModule_0 / xFuserFlux1Transformer2DWrapper_0 / Torch-Compiled Region: 0/0 / hipGraphLaunch");
+              "execute_diffusion_1_256x256 / OptimizedModule_0 / xFuserFlux1Transformer2DWrapper_0 / "
+              "Torch-Compiled Region: 0/0 / ## Call CompiledFxGraph "
+              "fjs75i4jmhjizyb52gwp7gln7sgi42fcmh5xdwningderuqcuslv ## / hipGraphLaunch");
   }
   EXPECT_GT(launch_host, 0);
   int64_t beside = 0;
