@@ -332,6 +332,73 @@ def v_raw_names():
         gtt._jstr = escaped
 
 
+class ProfiledDS(torch.utils.data.Dataset):
+    """Each DataLoader worker profiles its own __getitem__ calls and writes its trace."""
+    per_worker = 16
+
+    def __init__(self, out):
+        self.out = out
+        self.prof = None
+        self.n = 0
+
+    def __len__(self):
+        return 32
+
+    def __getitem__(self, i):
+        if self.prof is None:
+            self.prof = profile(activities=[ProfilerActivity.CPU], record_shapes=True)
+            self.prof.__enter__()
+        with record_function("## getitem ##"):
+            x = torch.full((64,), float(i)).sin().cos()
+        self.n += 1
+        if self.n == self.per_worker:
+            self.prof.__exit__(None, None, None)
+            wid = torch.utils.data.get_worker_info().id
+            write(self.prof, os.path.join("loader_pids", "worker%d" % wid))
+        return x, i % 10
+
+
+def v_loader_pids():
+    os.makedirs(os.path.join(OUT, "loader_pids"), exist_ok=True)
+    m, x, y, opt = mlp()
+    dl = torch.utils.data.DataLoader(ProfiledDS(OUT), batch_size=8, num_workers=2)
+    it = iter(dl)  # the workers fork before the main process's profiler starts
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        for xb, yb in it:
+            train_step(m, xb, yb, opt)
+    write(prof, os.path.join("loader_pids", "main"))
+
+
+def v_tb_handler():
+    """tensorboard_trace_handler, as the torch docs show (gzip too): export_chrome_trace's layout here."""
+    m, x, y, opt = mlp()
+    for gz in (False, True):
+        d = os.path.join(OUT, "tb_gz" if gz else "tb")
+        with profile(activities=[ProfilerActivity.CPU],
+                     schedule=schedule(wait=1, warmup=1, active=2, repeat=2),
+                     on_trace_ready=torch.profiler.tensorboard_trace_handler(d, worker_name="rank0_worker", use_gzip=gz),
+                     record_shapes=True) as prof:
+            for _ in range(9):
+                train_step(m, x, y, opt)
+                prof.step()
+
+
+def v_everything():
+    """Every option on at once: shapes, memory, stacks, flops; a forked task and a DataLoader."""
+    m, x, y, opt = mlp()
+    a = torch.randn(64, 64)
+    dl = torch.utils.data.DataLoader(DS(), batch_size=16, num_workers=2)
+    it = iter(dl)
+
+    def body():
+        xb, yb = next(it)
+        train_step(m, xb, yb, opt)
+        with record_function("## fork ##"):
+            fork_main(a)
+    sched_run("everything", body=body, steps=4, wait=1, warmup=1, active=2, flops_arg=True,
+              record_shapes=True, profile_memory=True, with_stack=True, with_flops=True)
+
+
 if __name__ == "__main__":
     names = sys.argv[2:] or [k[2:] for k in list(globals()) if k.startswith("v_")]
     for n in names:
