@@ -250,6 +250,31 @@ TEST(DiagnoseTest, ImpactIsTimePerBaseClampedAndUnexplainedTimeIsReported) {
   EXPECT_EQ(Diagnose(f.trace, f.metrics, f.rules).findings.size(), 1u);
 }
 
+// The unexplained time is the rest of the base, or the critical thread's
+// untraced host time where that is less; `metric` names the one it is (it
+// read "impact_base_ns" beside the untraced time: HTA's cpu_only rank-34,
+// 31.33 ms of a 210.11 ms base).
+TEST(DiagnoseTest, UnexplainedTimeNamesTheFigureItsTimeIs) {
+  Fixture f;
+  f.metrics.Set("layout_conversion_ratio", 0.25, "test");
+  f.metrics.Set("layout_conversion_count_per_step", 3, "test");
+  f.metrics.Set("layout_conversion_ns", 1e6, "test");  // 1 of the 10 ms base explained
+  f.metrics.Set("untraced_host_ns", 2e6, "test");
+  Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
+  ASSERT_EQ(d.findings.size(), 2u);
+  const Finding& u = d.findings[1];
+  ASSERT_EQ(u.rule->id, "unexplained_time");
+  EXPECT_DOUBLE_EQ(u.impact.time_ns, 2e6);
+  EXPECT_EQ(u.impact.metric, "untraced_host_ns");
+  EXPECT_DOUBLE_EQ(u.impact.time_ns, f.metrics.Get(u.impact.metric)->value);
+  // More untraced time than the rest of the base: the rest, 9 ms.
+  f.metrics.Set("untraced_host_ns", 9.5e6, "test");
+  d = Diagnose(f.trace, f.metrics, f.rules);
+  ASSERT_EQ(d.findings.size(), 2u);
+  EXPECT_DOUBLE_EQ(d.findings[1].impact.time_ns, 9e6);
+  EXPECT_EQ(d.findings[1].impact.metric, "impact_base_ns");
+}
+
 TEST(DiagnoseTest, RuleMarkedFirstIsRankedFirst) {
   auto r = ParseRules(R"(rules:
   - id: big
