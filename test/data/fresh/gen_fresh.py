@@ -399,6 +399,26 @@ def v_everything():
               record_shapes=True, profile_memory=True, with_stack=True, with_flops=True)
 
 
+def v_exc_out():
+    """An exception leaves the training loop mid-step: the profiler stops inside that step."""
+    m, x, y, opt = mlp()
+    try:
+        with profile(activities=[ProfilerActivity.CPU],
+                     schedule=schedule(wait=1, warmup=1, active=4, repeat=1),
+                     on_trace_ready=lambda p: write(p, "exc_out")) as prof:
+            for i in range(8):
+                opt.zero_grad(set_to_none=True)
+                with record_function("## forward ##"):
+                    loss = nn.functional.cross_entropy(m(x), y)
+                    if i == 4:
+                        raise KeyboardInterrupt("stop in the 3rd active step's forward")
+                loss.backward()
+                opt.step()
+                prof.step()
+    except KeyboardInterrupt:
+        pass
+
+
 if __name__ == "__main__":
     names = sys.argv[2:] or [k[2:] for k in list(globals()) if k.startswith("v_")]
     for n in names:
