@@ -943,6 +943,7 @@ class McpServer {
     limits.max_rows = kMcpDefaultMaxRows;
     limits.max_result_bytes = kMcpMaxResultBytes;
     limits.max_value_bytes = kServerQueryMaxValueBytes;
+    limits.max_sql_bytes = kServerQueryMaxSqlBytes;
     limits.cancel = cancel_;
     int64_t max_rows = 0;
     simdjson::dom::element max_rows_element;

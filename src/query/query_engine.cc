@@ -438,6 +438,15 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
   if (const size_t nul = text.find('\0'); nul != std::string::npos) {
     return ErrStatus("query " + name + PlaceOf(text, nul) + ": the SQL holds a NUL byte");
   }
+  if (limits.max_sql_bytes != 0 && text.size() > limits.max_sql_bytes) {
+    const auto size = [](size_t b) {
+      return b % 1024 == 0 ? std::to_string(b >> 10) + " KiB" : std::to_string(b) + " bytes";
+    };
+    return ErrStatus("query " + name + ": the SQL is " + size(text.size()) + ", over the " +
+                     size(limits.max_sql_bytes) +
+                     " a query may be here (SQLite's compilation of a statement cannot be stopped, and for some "
+                     "long statements takes time growing with the square of their length)");
+  }
   const char* next = text.c_str();
   const char* end = text.c_str() + text.size();
   bool have_result = false;

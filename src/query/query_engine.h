@@ -44,6 +44,15 @@ inline constexpr size_t kDefaultQueryMaxResultBytes = size_t{1} << 30;
 // What servers (mcp, serve) allow a query's longest value: trace names and
 // args fit, a value built to stall a worker does not.
 inline constexpr size_t kServerQueryMaxValueBytes = size_t{16} << 20;
+// The longest SQL text a query may be, and what the servers (mcp) allow:
+// SQLite compiles a statement outside the time limit and cancellation (the
+// progress handler runs only while it executes, and sqlite3_interrupt is
+// checked only between tokens), and its code generation for one CASE of N
+// branches takes time growing as N^2 (SQLite 3.40.1: 40,000 WHENs, 1 MB,
+// 5.8 s; 800,000 WHENs, 19 MB, still compiling after 10 minutes under
+// --timeout 5s, trial_limits). 1 MiB compiles in seconds at worst.
+inline constexpr size_t kDefaultQueryMaxSqlBytes = size_t{1} << 20;
+inline constexpr size_t kServerQueryMaxSqlBytes = size_t{64} << 10;
 // The time limit and cancellation are checked every this many SQLite
 // instructions (at most ~1% of a scan's time here).
 inline constexpr int kQueryProgressInstructions = 100;
@@ -64,6 +73,8 @@ struct QueryLimits {
   // cancellation are only checked between instructions, so this bounds how
   // far a query can run past them.
   size_t max_value_bytes = 0;
+  // The longest SQL text (kDefaultQueryMaxSqlBytes, above); 0 = no limit.
+  size_t max_sql_bytes = kDefaultQueryMaxSqlBytes;
   // Stops the query when it becomes true (checked by the progress handler,
   // every kQueryProgressInstructions SQLite instructions): a caller's cancellation that may come
   // before the query starts (Interrupt() only stops a query already running).

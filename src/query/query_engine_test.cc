@@ -627,6 +627,32 @@ TEST(QueryEngine, ValueLengthLimit) {
   EXPECT_EQ(std::get<int64_t>(r->rows[0][0]), 1200000);
 }
 
+// SQLite compiles a statement outside the time limit, and one CASE of N
+// branches compiles in time growing as N^2 (800,000 WHENs still compiling
+// after 10 minutes under a 5 s limit, trial_limits): SQL text past the
+// limit is refused before SQLite sees it.
+TEST(QueryEngine, SqlLengthLimit) {
+  auto trace = NestedTrace(1);
+  auto engine = QueryEngine::Open(*trace);
+  ASSERT_TRUE(engine.ok());
+  std::string sql = "SELECT CASE id";
+  for (int i = 0; sql.size() < 70000; ++i) sql += " WHEN " + std::to_string(i) + " THEN " + std::to_string(i);
+  sql += " END FROM slices";
+  QueryLimits limits;
+  limits.max_sql_bytes = kServerQueryMaxSqlBytes;
+  auto r = (*engine)->Execute(sql, limits, "(mcp)");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("the SQL is " + std::to_string(sql.size()) + " bytes, over the 64 KiB"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(QueryLimits().max_sql_bytes, kDefaultQueryMaxSqlBytes);  // the CLI's and Python's
+  limits.max_sql_bytes = 0;
+  r = (*engine)->Execute(sql, limits, "(mcp)");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  limits.max_sql_bytes = sql.size();
+  ASSERT_TRUE((*engine)->Execute(sql, limits, "(mcp)").ok());
+}
+
 // SQLite 3.40's printf repeats '%c' `precision` times even past the length
 // limit, inside one instruction (8 s for 2147483647, past the time limit and
 // cancellation), and gives NULL for a result over the limit: the engine's

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""`aiprof query`'s limits through the CLI (trial_limits, session 46).
+"""`aiprof query`'s limits through the CLI (trial_limits, session 46): the
+text table's size and the SQL text's length.
 
 The text table pads each column to its widest value (up to 240
 characters), so a table of many columns, one wide value in each, was many
@@ -63,6 +64,27 @@ def main():
                        timeout=300)
     check(p.returncode == 1 and b"text table passed its size limit" in p.stderr,
           "from standard input too: exit %d" % p.returncode)
+
+    # SQL text: SQLite compiles a statement outside the time limit, and one
+    # CASE of N branches takes time growing as N^2 (800,000 WHENs, 19 MB:
+    # still compiling after 10 minutes under --timeout 5s). Past 1 MiB the
+    # SQL is refused before SQLite sees it; a comment makes it long here,
+    # so the old code's answer would come at once too.
+    long_sql = "SELECT 7 AS seven -- " + "x" * (1 << 20)
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "aiprof_query_limits_%d.sql" % os.getpid())
+    try:
+        with open(path, "w") as f:
+            f.write(long_sql)
+        p = subprocess.run([args.aiprof, "query", trace, "--file", path], capture_output=True, timeout=300)
+    finally:
+        os.unlink(path)
+    err = p.stderr.decode(errors="replace")
+    check(p.returncode == 1 and ("the SQL is %d bytes, over the 1024 KiB" % len(long_sql)) in err and p.stdout == b"",
+          "SQL over 1 MiB: exit 1, refused naming its size and the limit (exit %d): %s" % (p.returncode, err.strip()[:300]))
+    p = subprocess.run([args.aiprof, "query", trace], input=long_sql[: 1 << 20].encode(), capture_output=True,
+                       timeout=300)
+    check(p.returncode == 0 and b"seven" in p.stdout, "SQL of 1 MiB runs (from standard input): exit %d %s" %
+          (p.returncode, p.stderr.decode(errors="replace").strip()[:200]))
 
     if FAILURES:
         print("%d failed" % len(FAILURES))
