@@ -1169,7 +1169,7 @@ const std::vector<McpServer::McpTool>& McpServer::McpTools() {
          .on_trace = &McpServer::AnalyzeTool},
         {.name = "query",
          .description = "Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, "
-                        "at most 100000; cut to fit one 8 MiB answer, said in the text), 30 s",
+                        "at most 100000; cut to fit one 8 MiB answer, said in the text), 30 s; the SQL at most 64 KiB",
          .properties = R"("sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000})",
          .required = {"sql"},
          .on_trace = &McpServer::QueryTool},

@@ -50,8 +50,13 @@ def main():
                             "clientInfo": {"name": "mcp_limits_test", "version": "1"}})
         loaded = call("tools/call", {"name": "load_trace", "arguments": {"path": trace}})
         tid = loaded.get("result", {}).get("structuredContent", {}).get("trace")
+        tools = call("tools/list", {}).get("result", {}).get("tools", [])
+        query_tool = [t for t in tools if t.get("name") == "query"]
+        check(query_tool and "the SQL at most 64 KiB" in query_tool[0].get("description", ""),
+              "the query tool's description says the SQL limit: %s" % (query_tool[0].get("description") if query_tool
+                                                                        else tools))
         check(tid is not None, "the trace loads: %s" % json.dumps(loaded)[:200])
-        # 2,800 WHENs (66 KB): over the limit, compiled in well under a second
+        # 3,388 WHENs (65,583 bytes): over the limit, compiled in well under a second
         # by the old code, which answered it.
         sql = "SELECT CASE id"
         i = 0
