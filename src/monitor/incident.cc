@@ -268,8 +268,8 @@ Tree WindowStatsTree(const WindowStats& s) {
   Tree t = Tree::Map();
   t.Set("window_s", Tree::Number(static_cast<double>(s.window_ns) / 1e9));
   t.Set("covered_s", Tree::Number(static_cast<double>(s.covered_ns) / 1e9));
-  t.Set("requests", Tree::Number(static_cast<double>(s.requests)));
-  t.Set("errors", Tree::Number(static_cast<double>(s.errors)));
+  t.Set("requests", Tree::Integer(static_cast<int64_t>(s.requests)));
+  t.Set("errors", Tree::Integer(static_cast<int64_t>(s.errors)));
   t.Set("throughput_per_s", Tree::Number(s.throughput_per_s));
   if (s.requests > 0) {
     Tree lat = Tree::Map();
@@ -280,7 +280,7 @@ Tree WindowStatsTree(const WindowStats& s) {
     lat.Set("mean", Tree::Number(s.mean_ns / 1e9));
     t.Set("latency_s", std::move(lat));
   }
-  t.Set("steps", Tree::Number(static_cast<double>(s.steps)));
+  t.Set("steps", Tree::Integer(static_cast<int64_t>(s.steps)));
   if (s.steps > 0) {
     Tree st = Tree::Map();
     st.Set("p50", Tree::Number(s.step_p50_ns / 1e9));
@@ -290,7 +290,7 @@ Tree WindowStatsTree(const WindowStats& s) {
   }
   t.Set("cpu_util", s.cpu_util >= 0 ? Tree::Number(s.cpu_util) : Tree::Null());
   t.Set("rss_bytes", s.rss_bytes >= 0 ? Tree::Number(s.rss_bytes) : Tree::Null());
-  t.Set("lost_records", Tree::Number(static_cast<double>(s.lost_records)));
+  t.Set("lost_records", Tree::Integer(static_cast<int64_t>(s.lost_records)));
   Tree counters = Tree::Map();
   for (const auto& [name, v] : s.counters) counters.Set(name, Tree::Number(v));
   t.Set("counters", std::move(counters));
@@ -304,7 +304,7 @@ Tree TriggerTree(const IncidentTrigger& tr) {
   t.Set("kind", Tree::String(tr.kind));
   t.Set("expression", Tree::String(tr.expression));
   t.Set("time_utc", Tree::String(UtcText(tr.unix_ms)));
-  t.Set("monotonic_ns", Tree::Number(static_cast<double>(tr.monotonic_ns)));
+  t.Set("monotonic_ns", Tree::Integer(static_cast<int64_t>(tr.monotonic_ns)));
   if (!tr.requested_by.empty()) t.Set("requested_by", Tree::String(tr.requested_by));
   if (tr.kind == "alert") {
     Tree values = Tree::List();

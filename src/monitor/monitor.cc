@@ -1084,7 +1084,7 @@ class Monitor {
       Tree more = Tree::List();
       for (size_t i = 1; i < inc.triggers.size(); ++i) more.Push(TriggerTree(inc.triggers[i]));
       t.Set("during_incident", std::move(more));
-      t.Set("during_incident_dropped", Tree::Number(static_cast<double>(inc.triggers_dropped)));
+      t.Set("during_incident_dropped", Tree::Integer(static_cast<int64_t>(inc.triggers_dropped)));
     }
     t.Set("window_at_end", WindowStatsTree(inc.window_at_end));
     t.Set("target", TargetTree(target_ended));
@@ -1100,12 +1100,12 @@ class Monitor {
                                                                     : "none"));
     dt.Set("status", Tree::String(WithinIncident(inc.dir, inc.trace_status)));
     dt.Set("framework_layer", Tree::String(WithinIncident(inc.dir, inc.framework_status)));
-    dt.Set("framework_slices", Tree::Number(static_cast<double>(inc.framework_slices)));
+    dt.Set("framework_slices", Tree::Integer(static_cast<int64_t>(inc.framework_slices)));
     if (inc.trace_end_ns > 0) {
-      dt.Set("start_monotonic_ns", Tree::Number(static_cast<double>(inc.trace_start_ns)));
-      dt.Set("end_monotonic_ns", Tree::Number(static_cast<double>(inc.trace_end_ns)));
+      dt.Set("start_monotonic_ns", Tree::Integer(static_cast<int64_t>(inc.trace_start_ns)));
+      dt.Set("end_monotonic_ns", Tree::Integer(static_cast<int64_t>(inc.trace_end_ns)));
       dt.Set("summary", Tree::String(inc.capture_summary));
-      dt.Set("host_samples", Tree::Number(static_cast<double>(inc.host_samples)));
+      dt.Set("host_samples", Tree::Integer(static_cast<int64_t>(inc.host_samples)));
       Tree fns = Tree::List();
       for (const ReportHostFunction& f : inc.host_functions) {
         Tree x = Tree::Map();
@@ -1120,9 +1120,9 @@ class Monitor {
         Tree slow = Tree::Map();
         slow.Set("name", Tree::String(inc.slowest.name));
         slow.Set("duration_s", Tree::Number(static_cast<double>(inc.slowest.dur_ns) / 1e9));
-        slow.Set("start_monotonic_ns", Tree::Number(static_cast<double>(inc.slowest.ts_ns)));
+        slow.Set("start_monotonic_ns", Tree::Integer(static_cast<int64_t>(inc.slowest.ts_ns)));
         slow.Set("thread", Tree::String(inc.slowest.thread));
-        slow.Set("host_samples", Tree::Number(static_cast<double>(inc.slowest.samples)));
+        slow.Set("host_samples", Tree::Integer(static_cast<int64_t>(inc.slowest.samples)));
         Tree path = Tree::List();
         for (const auto& [fn, share] : inc.slowest.path) {
           Tree x = Tree::Map();

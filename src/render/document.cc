@@ -61,7 +61,7 @@ Tree ValueTree(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kNull: return Tree::Null();
     case Value::Kind::kBool: return Tree::Bool(v.boolean());
-    case Value::Kind::kInt: return Tree::Number(static_cast<double>(v.integer()));
+    case Value::Kind::kInt: return Tree::Integer(v.integer());
     case Value::Kind::kNumber: return Tree::Number(v.number());
     case Value::Kind::kString: return Tree::String(v.str());
   }

@@ -90,6 +90,21 @@ TEST(RenderersTest, GenericJsonAndYamlAreTyped) {
   EXPECT_NE(yaml->find("total_ns: 2000000"), std::string::npos) << *yaml;
 }
 
+// An epoch timestamp in ns (HTA's MTIA trace) is past 2^53: as a double it
+// read back 64 ns off (…724608 for …724673). Integers are written exactly.
+TEST(RenderersTest, IntegersPastTwoToTheFiftyThreeAreExact) {
+  Document doc;
+  doc.key = "sample";
+  doc.AddSection("s", "S").Add(KeyValues{{{"ts_ns", "At", Value::Int(1767891117386724673), Unit::kNs},
+                                          {"low", "Low", Value::Int(-9007199254740993), Unit::kNs}}});
+  std::string json = RenderJson(doc);
+  EXPECT_NE(json.find("\"value\": 1767891117386724673"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"value\": -9007199254740993"), std::string::npos) << json;
+  StatusOr<std::string> yaml = RenderYaml(doc);
+  ASSERT_TRUE(yaml.ok());
+  EXPECT_NE(yaml->find("value: 1767891117386724673"), std::string::npos) << *yaml;
+}
+
 TEST(RenderersTest, MachineFormIsWrittenAsIs) {
   Document doc = SmallDocument("conv");
   doc.machine_json = "{\"schema_version\":1}";

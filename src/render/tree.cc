@@ -24,6 +24,15 @@ Tree Tree::Number(double v) {
   return t;
 }
 
+Tree Tree::Integer(int64_t v) {
+  Tree t;
+  t.kind_ = Kind::kNumber;
+  t.number_ = static_cast<double>(v);
+  t.is_integer_ = true;
+  t.integer_ = v;
+  return t;
+}
+
 Tree Tree::String(std::string_view s) {
   Tree t;
   t.kind_ = Kind::kString;
@@ -55,8 +64,11 @@ Tree& Tree::Push(Tree value) {
 
 namespace {
 
-// Shortest text that reads back as the same double.
-std::string NumberText(double v) {
+// An Integer exactly; else the shortest text that reads back as the same
+// double.
+std::string NumberText(const Tree& t) {
+  if (t.is_integer()) return fmt::format("{}", t.integer());
+  const double v = t.number();
   if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
   return fmt::format("{}", v);
 }
@@ -66,7 +78,7 @@ void Json(const Tree& t, int indent, std::string* out) {
   switch (t.kind()) {
     case Tree::Kind::kNull: *out += "null"; return;
     case Tree::Kind::kBool: *out += t.boolean() ? "true" : "false"; return;
-    case Tree::Kind::kNumber: *out += NumberText(t.number()); return;
+    case Tree::Kind::kNumber: *out += NumberText(t); return;
     case Tree::Kind::kString: *out += JsonString(t.str()); return;
     case Tree::Kind::kList:
       if (t.items().empty()) {
@@ -101,7 +113,7 @@ void Yaml(const Tree& t, YAML::Emitter* e) {
   switch (t.kind()) {
     case Tree::Kind::kNull: *e << YAML::Null; return;
     case Tree::Kind::kBool: *e << t.boolean(); return;
-    case Tree::Kind::kNumber: *e << NumberText(t.number()); return;
+    case Tree::Kind::kNumber: *e << NumberText(t); return;
     case Tree::Kind::kString:
       // Quoted always: a trace string such as "true", "1e3" or "- x" must
       // read back as the same string.

@@ -4,6 +4,7 @@
 #ifndef AIPROF_SRC_RENDER_TREE_H_
 #define AIPROF_SRC_RENDER_TREE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,9 @@ class Tree {
   static Tree Null() { return Tree(); }
   static Tree Bool(bool b);
   static Tree Number(double v);  // NaN and infinities are written as null
+  // A number written exactly: an int64 past 2^53 (epoch nanoseconds, ~1.8e18;
+  // a monotonic clock after 104 days up) is not exact in a double.
+  static Tree Integer(int64_t v);
   static Tree String(std::string_view s);
   static Tree List();
   static Tree Map();
@@ -30,7 +34,9 @@ class Tree {
 
   Kind kind() const { return kind_; }
   bool boolean() const { return bool_; }
-  double number() const { return number_; }
+  double number() const { return number_; }  // an Integer's value, rounded
+  bool is_integer() const { return is_integer_; }
+  int64_t integer() const { return integer_; }
   const std::string& str() const { return str_; }
   const std::vector<Tree>& items() const { return items_; }
   const std::vector<std::pair<std::string, Tree>>& entries() const { return entries_; }
@@ -39,6 +45,8 @@ class Tree {
   Kind kind_ = Kind::kNull;
   bool bool_ = false;
   double number_ = 0;
+  bool is_integer_ = false;
+  int64_t integer_ = 0;
   std::string str_;
   std::vector<Tree> items_;
   std::vector<std::pair<std::string, Tree>> entries_;
