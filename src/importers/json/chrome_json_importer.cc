@@ -1,5 +1,9 @@
 #include "src/importers/json/chrome_json_importer.h"
 
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
 #include "src/base/threads.h"
 #include "src/importers/common/byte_source.h"
 #include "src/importers/json/chrome_json_parser.h"
@@ -30,9 +34,47 @@ Status ImportChromeJson(const std::string& path, TraceBuilder* builder) {
   return ImportChromeJson(path, builder, DefaultChromeJsonOptions());
 }
 
+namespace {
+
+// torch's legacy export has no "cat": the merge files its events by their
+// names (IsLegacyOpName), and a custom torch.autograd.Function's forward,
+// recorded under its class name ("Scaled", "CheckpointFunction"), read as a
+// record_function range, where Kineto files it as a cpu_op. The trace names
+// its backward node "<class>Backward": a range whose name has that node is
+// the Function's forward, a cpu_op. So is "<forked function>", the frame a
+// torch.jit.fork task runs in. (The user_annotation made analyze's
+// host_region read a Function's forward as a region the program marks, with
+// "no op running in it", a finding its Kineto twin does not have.)
+void FileLegacyAutogradFunctions(TraceBuilder* builder) {
+  Trace& t = *builder->trace();
+  std::vector<uint8_t> legacy(t.tracks.size(), 0);
+  bool any = false;
+  for (size_t i = 0; i < t.tracks.size(); ++i) {
+    if (!t.tracks.pid_label[i].empty() && t.Str(t.tracks.pid_label[i]) == "CPU functions") legacy[i] = any = true;
+  }
+  if (!any) return;
+  const StringId cpu_op = builder->Intern("cpu_op"), user_annotation = builder->Intern("user_annotation");
+  const SliceTable& s = t.slices;
+  constexpr std::string_view kBackward = "Backward";
+  std::unordered_set<std::string_view> forwards;  // "X" of each cpu_op "XBackward"
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!legacy[s.track[i]] || s.category[i] != cpu_op) continue;
+    std::string_view name = t.Str(s.name[i]);
+    if (name.size() > kBackward.size() && name.ends_with(kBackward)) forwards.insert(name.substr(0, name.size() - kBackward.size()));
+  }
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!legacy[s.track[i]] || s.category[i] != user_annotation) continue;
+    std::string_view name = t.Str(s.name[i]);
+    if (forwards.count(name) > 0 || name == "<forked function>") builder->SetSliceCategory(static_cast<uint32_t>(i), cpu_op);
+  }
+}
+
+}  // namespace
+
 Status ImportChromeJson(const std::string& path, TraceBuilder* builder, const ChromeJsonOptions& options) {
   std::string compression;
   RETURN_IF_ERROR(ParseChromeJsonEvents(path, builder, options, &compression));
+  FileLegacyAutogradFunctions(builder);
   builder->trace()->metadata["source_format"] = "chrome_json";
   builder->trace()->metadata["compression"] = compression;
   return OkStatus();

@@ -625,5 +625,43 @@ TEST(ChromeJsonImporterTest, NamesWrittenRawAreReadAsWritten) {
   EXPECT_EQ(t->diagnostics.Count("invalid_event_json"), 1u);  // invalid UTF-8
 }
 
+// torch's legacy export has no "cat". A custom torch.autograd.Function's
+// forward is recorded under its class name and its backward node as
+// "<class>Backward": the forward is a cpu_op, as Kineto files it (before, a
+// user_annotation, a region the program marks). So is "<forked function>"
+// (a torch.jit.fork task). A record_function range stays one, even one named
+// like an autograd node's prefix without the node in the trace.
+TEST(ChromeJsonImporterTest, LegacyAutogradFunctionForwardIsACpuOp) {
+  TempDir dir;
+  auto legacy = [](std::string_view name, int ts, int dur, int tid) {
+    return "{\"name\": \"" + std::string(name) + "\", \"ph\": \"X\", \"ts\": " + std::to_string(ts) +
+           ", \"dur\": " + std::to_string(dur) + ", \"tid\": " + std::to_string(tid) +
+           ", \"pid\": \"CPU functions\", \"args\": {}}";
+  };
+  std::string path = dir.Write(
+      "fn.json", "[" + legacy("## forward ##", 0, 100, 1) + ", " + legacy("Scaled", 10, 20, 1) + ", " +
+                     legacy("aten::mul", 12, 5, 1) + ", " + legacy("Lonely", 40, 10, 1) + ", " +
+                     legacy("<forked function>", 50, 30, 2) + ", " + legacy("aten::mm", 55, 20, 2) + ", " +
+                     legacy("ScaledBackward", 200, 10, 1) + ", " + legacy("aten::mul", 202, 5, 1) + "]");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  std::map<std::string, std::string> category;
+  for (uint32_t i = 0; i < t->slices.size(); ++i) {
+    category[std::string(t->Str(t->slices.name[i]))] = t->Str(t->slices.category[i]);
+  }
+  EXPECT_EQ(category, (std::map<std::string, std::string>{{"## forward ##", "user_annotation"},
+                                                          {"Scaled", "cpu_op"},
+                                                          {"ScaledBackward", "cpu_op"},
+                                                          {"Lonely", "user_annotation"},
+                                                          {"<forked function>", "cpu_op"},
+                                                          {"aten::mul", "cpu_op"},
+                                                          {"aten::mm", "cpu_op"}}));
+  for (uint32_t i = 0; i < t->slices.size(); ++i) {
+    if (t->Str(t->slices.name[i]) == "Scaled") {
+      EXPECT_EQ(t->slices.kind[i], EventKind::kCpuOp);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace aiprof
