@@ -14,9 +14,11 @@ namespace aiprof {
 void ApplySimulation(const SimulatedGain& sim, SuggestionOutcome* o) {
   o->simulation = sim;
   if (sim.measured_ns <= 0) return;
-  // A scenario can predict a longer step (a negative gain); never a step
+  // A scenario can predict a longer step (a negative gain, as long as the
+  // interval's upper end says: a step 2.55x as long is -155%, x0.39, not
+  // clamped to -100%, x0.50, which no figure beside it showed); never a step
   // shorter than nothing.
-  auto gain = [&](double predicted) { return std::clamp(1 - predicted / sim.measured_ns, -1.0, 0.999); };
+  auto gain = [&](double predicted) { return std::min(1 - predicted / sim.measured_ns, 0.999); };
   o->gain_min = gain(sim.predicted_hi_ns);
   o->gain_max = gain(sim.predicted_lo_ns);
   o->speedup_min = 1 / (1 - o->gain_min);

@@ -57,6 +57,17 @@ TEST(SimulateTest, GainIsOneMinusPredictedOverMeasured) {
   EXPECT_EQ(GainBasis(x.o), "step wall time");
 }
 
+// A scenario whose interval reaches past twice the step (plain_train_loop's
+// suggestion: 2.156 ms measured, 1.31 to 5.50 ms predicted) loses up to
+// 1 - 5.50/2.156 = -155%, x0.39: the figure is not clamped to -100%, x0.50.
+TEST(SimulateTest, ALossPastTheStepItselfIsNotClamped) {
+  Outcome x;
+  ApplySimulation(SimulatedGain{"scale aten::mm 2", 6, 2156, 3000, 1310, 5500}, &x.o);
+  EXPECT_DOUBLE_EQ(x.o.gain_min, 1 - 5500.0 / 2156);
+  EXPECT_DOUBLE_EQ(x.o.speedup_min, 2156.0 / 5500);
+  EXPECT_DOUBLE_EQ(x.o.gain_max, 1 - 1310.0 / 2156);
+}
+
 TEST(SimulateTest, HistoryCorrectionByHand) {
   Outcome x;
   ApplySimulation(SimulatedGain{"remove-idle data_loading", 6, 300, 200, 190, 210}, &x.o);
