@@ -292,7 +292,20 @@ struct HttpServer::Connection {
   size_t max_body_bytes = 0;
   std::string out;
   size_t out_pos = 0;
+  bool peer_closed = false;  // FIN seen while handling: request.gone is set, the answer still goes out
   bool reading() const { return state < State::kHandling; }
+  // Closed while its handler works (the client broke the connection, the
+  // answer deadline passed, the server stopped): no one will get the answer.
+  ~Connection() {
+    if (state == State::kHandling && request.gone) request.gone->store(true);
+  }
+  // The client closed its sending side while the handler works.
+  void PeerClosed(HttpCounts* counts) {
+    if (peer_closed) return;
+    peer_closed = true;
+    ++counts->gone;
+    request.gone->store(true);
+  }
 };
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const Options& options, AdmitFn admit, HandleFn handle) {
@@ -422,6 +435,7 @@ void HttpServer::Handle(Connection* c) {
   ++counts_.requests;
   c->state = Connection::State::kHandling;
   c->deadline_ns = MonotonicNs() + options_.limits.handle_timeout_ns;
+  c->request.gone = std::make_shared<std::atomic<bool>>(false);
   std::weak_ptr<Mailbox> weak = mailbox_;
   const uint64_t id = c->id;
   Responder respond = [weak, id](HttpResponse r) {
@@ -720,7 +734,11 @@ void HttpServer::Serve() {
     fds.push_back(pollfd{listen_fd_, POLLIN, 0});
     int64_t next_deadline = now + 1'000'000'000;
     for (const auto& c : conns) {
-      const short want = c->state == Connection::State::kWrite ? POLLOUT : c->state == Connection::State::kHandling ? 0 : POLLIN;
+      // While the handler works only the client's leaving counts: its FIN
+      // (POLLRDHUP, once), a reset (POLLHUP, POLLERR: always reported).
+      const short want = c->state == Connection::State::kWrite      ? POLLOUT
+                         : c->state == Connection::State::kHandling ? (c->peer_closed ? 0 : POLLRDHUP)
+                                                                     : POLLIN;
       fds.push_back(pollfd{c->fd, want, 0});
       next_deadline = std::min(next_deadline, c->deadline_ns);
     }
@@ -732,7 +750,8 @@ void HttpServer::Serve() {
       const short ev = fds[i + 2].revents;
       if (!ev) continue;
       if (c->state == Connection::State::kHandling) {
-        keep[i] = !(ev & (POLLHUP | POLLERR));  // the client went away: its answer will be dropped
+        if (ev & (POLLRDHUP | POLLHUP | POLLERR)) c->PeerClosed(&counts_);
+        keep[i] = !(ev & (POLLHUP | POLLERR));  // the connection broke: its answer will be dropped
         continue;
       }
       if (ev & (POLLIN | POLLHUP | POLLERR)) keep[i] = OnReadable(c) || c->state == Connection::State::kWrite;

@@ -78,6 +78,9 @@ struct HttpLimits {
 // What the server saw (tests, and the front ends' stderr at exit).
 struct HttpCounts {
   std::atomic<uint64_t> requests{0}, rejected{0}, timed_out{0}, evicted{0};
+  // Requests whose client closed or broke its connection before the
+  // handler answered (HttpRequest::gone set for it).
+  std::atomic<uint64_t> gone{0};
 };
 
 // Where a request's body goes instead of HttpRequest::body (an upload
@@ -106,6 +109,16 @@ struct HttpRequest {
   // refused in its own words, naming its flag); absent for chunked bodies,
   // which the server stops at the limit as they arrive.
   std::optional<uint64_t> content_length;
+  // Set (never cleared) once no one is likely to read the answer: the
+  // client closed its connection, or only its sending side (taken as gone,
+  // as Go's net/http and nginx take it: HTTP/1.1 clients do not half-close
+  // to wait for an answer), or the connection broke, or the answer deadline
+  // (handle_timeout_ns) passed, or the server stopped. A handler with long
+  // work checks it to skip or stop that work. An answer is still sent when
+  // the connection is open (a client that did half-close gets it). Set by
+  // the server for every request it hands to `handle`; a handler may set it
+  // too (serve does when it stops, to stop its queries through one flag).
+  std::shared_ptr<std::atomic<bool>> gone;
 };
 
 // Every answer carries X-Content-Type-Options: nosniff (the server adds it;

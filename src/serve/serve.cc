@@ -479,6 +479,14 @@ struct ServeServer::Impl {
   // Set when the server stops: running queries end at their next progress
   // check (QueryLimits::cancel) instead of at their time limit.
   std::atomic<bool> stopping_queries{false};
+  // Each running query's cancel flag: its request's `gone` (set by the HTTP
+  // server when the client leaves), which the stop sets too, so one flag
+  // (QueryLimits::cancel) stops a query for either reason.
+  std::mutex running_mu;
+  std::vector<std::shared_ptr<std::atomic<bool>>> running_queries;
+  // Queries not run, or stopped, because their client had gone (the log
+  // says each).
+  std::atomic<uint64_t> gone_queries{0};
 
   // Recently opened runs, most recent first.
   std::mutex cache_mu;
@@ -487,7 +495,11 @@ struct ServeServer::Impl {
   ~Impl() {
     // Running and queued queries end at once, answered 503 ("the server is
     // stopping") while the listener still sends answers; then no new requests.
-    stopping_queries = true;
+    {
+      std::lock_guard<std::mutex> lock(running_mu);
+      stopping_queries = true;
+      for (const auto& cancel : running_queries) cancel->store(true);
+    }
     queries.Stop(/*drain=*/true);
     http.reset();
     pages.Stop();
@@ -652,7 +664,7 @@ struct ServeServer::Impl {
       const std::optional<int64_t> id = ParseId(p[b + 1]);
       if (!id) return NotFound(api);
       if (n == 2) return RunPage(*id, api);
-      if (p[b + 2] == "query") return Query(*id, param("sql"), api);
+      if (p[b + 2] == "query") return Query(*id, param("sql"), api, req.gone);
       if (p[b + 2] == "report" && !api) return Report(*id);
       if (!api && (p[b + 2] == "flame" || p[b + 2] == "topology")) return View(*id, p[b + 2]);
       if (p[b + 2] == "timeline") return Timeline(*id, param("start"), param("end"), param("width"), api);
@@ -939,7 +951,30 @@ struct ServeServer::Impl {
     return r;
   }
 
-  HttpResponse Query(int64_t id, const std::string& sql, bool api) {
+  // A query whose client has gone: not run, or stopped (`ran_s` >= 0), and
+  // said in the log with the count so far.
+  void LogGoneQuery(int64_t id, double ran_s) {
+    const uint64_t n = ++gone_queries;
+    char what[64];
+    if (ran_s < 0) {
+      std::snprintf(what, sizeof what, "not run");
+    } else {
+      std::snprintf(what, sizeof what, "cancelled after %.2f s", ran_s);
+    }
+    ServeLog("query of run " + std::to_string(id) + " " + what + ": its client has gone (" + std::to_string(n) +
+             " such so far)");
+  }
+
+  // `gone`: the request's flag (HttpRequest::gone), set once its client has
+  // left; nullptr for none.
+  HttpResponse Query(int64_t id, const std::string& sql, bool api, std::shared_ptr<std::atomic<bool>> gone) {
+    if (!gone) gone = std::make_shared<std::atomic<bool>>(false);
+    // Queued while its client left (or while the answer deadline passed):
+    // no one would read the answer.
+    if (!sql.empty() && gone->load() && !stopping_queries.load()) {
+      LogGoneQuery(id, -1);
+      return Failure(api, 503, "not run: the client has gone");
+    }
     auto ready = ReadyRun(id, api);
     if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
     const RunRow& row = std::get<RunRow>(ready);
@@ -962,15 +997,36 @@ struct ServeServer::Impl {
     QueryLimits limits;
     limits.max_rows = kQueryMaxRows;
     limits.timeout_s = options.query_timeout_s;
-    limits.cancel = &stopping_queries;
+    // One flag for both reasons to stop: the client gone, the server
+    // stopping (the stop sets every running query's flag; one registered
+    // after it is set here).
+    limits.cancel = gone.get();
+    {
+      std::lock_guard<std::mutex> lock(running_mu);
+      if (stopping_queries.load()) gone->store(true);
+      running_queries.push_back(gone);
+    }
+    struct Unregister {
+      Impl* impl;
+      const std::atomic<bool>* flag;
+      ~Unregister() {
+        std::lock_guard<std::mutex> lock(impl->running_mu);
+        std::erase_if(impl->running_queries, [this](const auto& f) { return f.get() == flag; });
+      }
+    } unregister{this, gone.get()};
+    const auto started = std::chrono::steady_clock::now();
     limits.max_memory_bytes = kQueryMaxMemoryBytes;
     limits.max_result_bytes = kQueryMaxResultBytes;
     limits.max_value_bytes = kServerQueryMaxValueBytes;
     StatusOr<QueryResult> result = (*engine)->Execute(sql, limits, "(serve)");
     if (!result.ok()) {
-      // A query stopped by the server (its time limit, or the server
-      // stopping) is 503, not 400: the SQL may be fine (docs/serve.md).
+      // A query stopped by the server (its time limit, its client gone, or
+      // the server stopping) is 503, not 400: the SQL may be fine
+      // (docs/serve.md).
       const int status = (*engine)->stopped_by_limit() ? 503 : 400;
+      if ((*engine)->stopped_by_limit() && gone->load() && !stopping_queries.load()) {
+        LogGoneQuery(id, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      }
       if (api) return JsonError(status, result.status().message());
       return Html(status, "Query " + row.name, body + "<p class=\"err\" id=\"query-error\">" + Esc(result.status().message()) + "</p>");
     }
