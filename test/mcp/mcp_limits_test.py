@@ -76,6 +76,21 @@ def main():
                                                                "sql": "SELECT 1 AS one -- " + "x" * 60000}})
         check(r.get("result", {}).get("structuredContent", {}).get("rows") == [[1]],
               "SQL under 64 KiB runs: %s" % json.dumps(r)[:200])
+        # A message is one line of at most 16 MiB. One of 3 MiB (white space
+        # inside the JSON) is read whole across the reader's 64 KiB blocks;
+        # one past 16 MiB is a parse error, and the server goes on.
+        next_id[0] += 1
+        big = '{"jsonrpc": "2.0", "id": %d,%s"method": "ping"}\n' % (next_id[0], " " * (3 << 20))
+        p.stdin.write(big.encode())
+        p.stdin.flush()
+        r = json.loads(p.stdout.readline() or "{}")
+        check(r.get("id") == next_id[0] and r.get("result") == {}, "a 3 MiB message is answered: %s" % json.dumps(r)[:200])
+        p.stdin.write(b'{"jsonrpc": "2.0", "id": 999, "method": "ping"' + b" " * (16 << 20) + b"}\n")
+        p.stdin.flush()
+        r = json.loads(p.stdout.readline() or "{}")
+        check(r.get("error", {}).get("code") == -32700, "a message past 16 MiB is a parse error: %s" % json.dumps(r)[:200])
+        r = call("ping", {})
+        check(r.get("id") == next_id[0] and r.get("result") == {}, "the next message is answered: %s" % json.dumps(r)[:200])
     finally:
         p.stdin.close()
         try:
