@@ -4,9 +4,11 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <unordered_map>
 
 #include "src/analysis/common/capture_windows.h"
@@ -198,9 +200,77 @@ std::map<int32_t, std::vector<size_t>> StepsByRank(const StepList& list) {
 
 }  // namespace
 
-std::vector<size_t> FindTruncatedSteps(const Trace& trace, const StepList& list, const StepPeriods& periods) {
+std::string CutLastStep(const std::vector<double>& durs, const std::vector<std::vector<std::string>>& top_names,
+                        bool ends_recording) {
+  const size_t n = durs.size();
+  if (n < 3 || top_names.size() != n || !ends_recording) return "";
+  const size_t k = n - 1;
+  for (size_t j = 0; j < k; ++j) {
+    if (!(durs[k] < durs[j])) return "";
+  }
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  std::vector<std::string> common = sorted(top_names[0]);
+  for (size_t j = 1; j < k && !common.empty(); ++j) {
+    const std::vector<std::string> names = sorted(top_names[j]);
+    std::vector<std::string> both;
+    std::set_intersection(common.begin(), common.end(), names.begin(), names.end(), std::back_inserter(both));
+    common = std::move(both);
+  }
+  const std::vector<std::string> last = sorted(top_names[k]);
+  std::vector<std::string> missing;
+  std::set_difference(common.begin(), common.end(), last.begin(), last.end(), std::back_inserter(missing));
+  if (missing.empty()) return "";
+  constexpr size_t kNamed = 3;
+  std::string text = "the recording ends inside it, before ops every earlier step holds: ";
+  for (size_t i = 0; i < missing.size() && i < kNamed; ++i) {
+    text += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+  }
+  if (missing.size() > kNamed) text += " and " + std::to_string(missing.size() - kNamed) + " more";
+  return text;
+}
+
+namespace {
+
+// CutLastStep's top-level host op names for `steps` (one rank's steps with a
+// start, in time order, indices into list.steps, not overlapping): per step,
+// the names of the host slices of `rank` (kNoRank: any) that start inside it
+// and have no parent, or a ProfilerStep marker as parent; markers left out.
+std::vector<std::vector<std::string>> TopLevelNames(const Trace& trace, const StepList& list,
+                                                    const std::vector<size_t>& steps, int32_t rank) {
+  const SliceTable& s = trace.slices;
+  const std::vector<uint32_t> parent = ParentSlices(trace);
+  auto is_marker = [&](uint32_t i) { return trace.Str(s.name[i]).starts_with("ProfilerStep#"); };
+  std::vector<int64_t> begins;
+  for (size_t k : steps) begins.push_back(list.steps[k].start_ns);
+  std::vector<std::set<std::string>> names(steps.size());
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (trace.tracks.kind[s.track[i]] == TrackKind::kDeviceStream || IsDeviceActivity(s.kind[i])) continue;
+    if (rank != kNoRank && trace.tracks.rank[s.track[i]] != rank) continue;
+    if (parent[i] != kNoSlice && !is_marker(parent[i])) continue;
+    if (is_marker(i)) continue;
+    auto a = std::upper_bound(begins.begin(), begins.end(), s.ts_ns[i]);
+    if (a == begins.begin()) continue;
+    const size_t j = static_cast<size_t>(a - begins.begin()) - 1;
+    const StepSpan& st = list.steps[steps[j]];
+    if (s.ts_ns[i] < st.start_ns + st.dur_ns) names[j].insert(std::string(trace.Str(s.name[i])));
+  }
+  std::vector<std::vector<std::string>> out;
+  for (auto& n : names) out.emplace_back(n.begin(), n.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<size_t> FindTruncatedSteps(const Trace& trace, const StepList& list, const StepPeriods& periods,
+                                       std::vector<std::string>* why) {
   std::vector<size_t> out;
+  if (why) why->clear();
   if (list.source != "timeline" || periods.device_activities.size() != list.steps.size()) return out;
+  std::map<size_t, std::string> reasons;  // by step index: CutLastStep's
   // The starts of each rank's host slices (not on device streams), sorted:
   // a step holds an op when one starts strictly inside it (its own marker
   // starts at its start). A step of no rank counts every rank's.
@@ -234,8 +304,21 @@ std::vector<size_t> FindTruncatedSteps(const Trace& trace, const StepList& list,
     }
     const size_t t = TrailingTruncated(durs, owns, holds);
     out.insert(out.end(), timed.end() - static_cast<long>(t), timed.end());
+    if (t > 0 || timed.size() < 3) continue;
+    // The last step cut inside (CutLastStep): the cheap tests first, the
+    // names only for a step shorter than each before it that ends the recording.
+    const StepSpan& last = list.steps[timed.back()];
+    const bool ends = it != starts.end() && it->second.back() < last.start_ns + last.dur_ns;
+    if (!ends || !std::all_of(durs.begin(), durs.end() - 1, [&](double d) { return durs.back() < d; })) continue;
+    std::string reason = CutLastStep(durs, TopLevelNames(trace, list, timed, rank), ends);
+    if (reason.empty()) continue;
+    out.push_back(timed.back());
+    reasons[timed.back()] = std::move(reason);
   }
   std::sort(out.begin(), out.end());
+  if (why) {
+    for (size_t k : out) why->push_back(reasons.count(k) ? reasons[k] : "");
+  }
   return out;
 }
 
@@ -583,7 +666,7 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     const StepPeriods periods = list.source == "timeline" ? ComputeStepPeriods(trace, list) : StepPeriods{};
     // Truncated trailing steps leave first; then warm-up per rank among the
     // rest (each rank's steps in time order), a forced count applying to each rank.
-    w.truncated = FindTruncatedSteps(trace, list, periods);
+    w.truncated = FindTruncatedSteps(trace, list, periods, &w.truncated_why);
     std::vector<char> cut(list.steps.size(), 0);
     for (size_t k : w.truncated) cut[k] = 1;
     // Each rank's steps left after the cut, in time order, and how many of
@@ -702,17 +785,25 @@ void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSe
   }
   if (!w.warmup.empty()) {
     StepList list = FindSteps(trace);
-    const std::set<size_t> truncated(w.truncated.begin(), w.truncated.end());
+    std::map<size_t, std::string> truncated;  // step -> CutLastStep's reason, or ""
+    for (size_t j = 0; j < w.truncated.size(); ++j) {
+      truncated[w.truncated[j]] = j < w.truncated_why.size() ? w.truncated_why[j] : "";
+    }
     const std::set<size_t> unprofiled(w.unprofiled.begin(), w.unprofiled.end());
     for (size_t k : w.warmup) {
       if (unprofiled.count(k)) continue;  // said once, below
       const StepSpan& st = list.steps[k];
       std::string name = st.name.raw ? std::string(trace.Str(st.name)) : "step " + std::to_string(st.number);
+      auto cut = truncated.find(k);
+      const std::string why = cut == truncated.end() ? ""
+                              : cut->second.empty() ? "cut short where the recording stopped"
+                                                    : "cut short: " + cut->second;
       metrics->AddEvidence("warmup", name + (st.rank == kNoRank ? "" : " rank " + std::to_string(st.rank)) + ": " +
                                          FormatDurationNs(static_cast<double>(st.dur_ns)) +
-                                         (truncated.count(k) ? ", left out of impacts as a truncated last step (cut "
-                                                               "short where the recording stopped; mean steady step "
-                                                             : ", left out of impacts as warm-up (mean steady step ") +
+                                         (cut != truncated.end()
+                                              ? ", left out of impacts as a truncated last step (" + why +
+                                                    "; mean steady step "
+                                              : std::string(", left out of impacts as warm-up (mean steady step ")) +
                                          FormatDurationNs(w.base_ns) + ")");
     }
     if (!w.unprofiled.empty()) {

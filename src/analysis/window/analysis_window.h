@@ -82,6 +82,9 @@ size_t LeadingWarmup(const std::vector<double>& durs, int forced = -1);
 // (AnalysisWindow::warmup holds both; `truncated` says which), before warm-up
 // is looked for among the rest.
 //
+// A last step cut inside (CutLastStep below) is truncated too, however long
+// it is against the spread of the steps before it.
+//
 // Number of trailing truncated steps among a rank's steps in time order:
 // `durs`, whether each owns device work and whether a host op starts inside
 // each (all three the same size).
@@ -92,7 +95,34 @@ size_t TrailingTruncated(const std::vector<double>& durs, const std::vector<char
 // rank's timeline steps with a start, in time order, by TrailingTruncated.
 // `periods` is ComputeStepPeriods(trace, list). Steps from a breakdown file
 // (no start) are never truncated.
-std::vector<size_t> FindTruncatedSteps(const Trace& trace, const StepList& list, const StepPeriods& periods);
+// `why`, when given, gets one entry per returned step: "" for a step
+// TrailingTruncated found, CutLastStep's reason for one it found.
+std::vector<size_t> FindTruncatedSteps(const Trace& trace, const StepList& list, const StepPeriods& periods,
+                                       std::vector<std::string>* why = nullptr);
+
+// A rank's last step cut where the recording stopped mid-step (an exception
+// leaving the training loop in a step's forward: the profiler stops there,
+// and its last ProfilerStep holds zero_grad and forward, no backward, no
+// optimizer step; fresh's exc_out, test/data/fresh/exc_out.kineto.json:
+// 171 us beside 725 and 401 us steps, too few and too spread for
+// TrailingTruncated's shortness test). It is cut when all of
+//   - at least 2 steps of the rank come before it (with 1, names that only a
+//     first, warm-up step holds would count);
+//   - it is shorter than each of them;
+//   - no host slice of the rank starts at or after its end (the recording
+//     ends inside it; device work may still drain);
+//   - some top-level host op name (a host slice starting inside the step with
+//     no parent, or whose parent is a ProfilerStep marker: backward on the
+//     autograd thread counts) is held by every earlier step and not by it.
+// The evidence is an op the loop runs every step and this one never reached;
+// names only some steps hold (µs rounding lifting a child to the top level,
+// a skipped optimizer step) do not count. Returns the reason ("the recording
+// ends inside it, before ops every earlier step holds: A, B and 3 more"), or
+// "" when the step is not cut. `top_names[j]`: the sorted top-level names of
+// the rank's j-th step in time order (the last is the step judged);
+// `durs[j]`: its duration; `ends_recording`: the third condition.
+std::string CutLastStep(const std::vector<double>& durs, const std::vector<std::vector<std::string>>& top_names,
+                        bool ends_recording);
 
 struct StartupCall {
   uint32_t slice = kNoSlice;
@@ -134,6 +164,9 @@ struct AnalysisWindow {
   // (its size is what is said as truncated, the rest as warm-up).
   std::vector<size_t> warmup;
   std::vector<size_t> truncated;
+  // Per entry of `truncated`: "" (short and empty, TrailingTruncated) or
+  // CutLastStep's reason; said in the "warmup" evidence line of the step.
+  std::vector<std::string> truncated_why;
   // Ops in 1 step in N (aiprof trace --torch-every N, N > 1: TorchEvery):
   // the op figures are per profiled step, so the window is the steady steps
   // that carry ops (StepsCarryingOps), and `steps`, `base_ns`, the

@@ -514,6 +514,88 @@ TEST(AnalysisWindowTest, ShortLastStepWithWorkOrAlikeStepsStay) {
   EXPECT_DOUBLE_EQ(ComputeAnalysisWindow(*empty).base_ns, 1e6);
 }
 
+// CutLastStep by hand: 2+ earlier steps, shorter than each, the recording
+// ending in it, and a name every earlier step holds that it lacks; each
+// condition alone dropped keeps the step.
+TEST(AnalysisWindowTest, CutLastStepNeedsEveryCondition) {
+  const std::vector<std::string> whole = {"## forward ##", "Optimizer.step#SGD.step", "autograd::engine::x"};
+  const std::vector<std::string> cut = {"## forward ##"};
+  EXPECT_EQ(CutLastStep({725, 401, 171}, {whole, whole, cut}, true),
+            "the recording ends inside it, before ops every earlier step holds: Optimizer.step#SGD.step and "
+            "autograd::engine::x");
+  EXPECT_EQ(CutLastStep({725, 401, 171}, {whole, whole, cut}, false), "");  // recorded on after it
+  EXPECT_EQ(CutLastStep({725, 171}, {whole, cut}, true), "");               // 1 earlier step
+  EXPECT_EQ(CutLastStep({725, 401, 402}, {whole, whole, cut}, true), "");   // not shorter than each
+  EXPECT_EQ(CutLastStep({725, 401, 171}, {whole, whole, whole}, true), "");  // holds every name
+  // A name only some earlier steps hold (a skipped optimizer step) is no evidence.
+  EXPECT_EQ(CutLastStep({725, 401, 171}, {whole, cut, cut}, true), "");
+  EXPECT_EQ(CutLastStep({725, 401, 171}, {whole, whole}, true), "");  // sizes differ
+  const std::vector<std::string> many = {"a", "b", "c", "d", "e"};
+  EXPECT_EQ(CutLastStep({9, 9, 9, 1}, {many, many, many, {"a"}}, true),
+            "the recording ends inside it, before ops every earlier step holds: b, c, d and 1 more");
+}
+
+// Hand-made CPU trace shaped as fresh's exc_out (test/data/fresh/
+// exc_out.kineto.json): steps of 725 and 401 us holding forward, backward
+// and optimizer, then a 171 us step the recording ends in that holds the
+// forward only. TrailingTruncated keeps it (it holds an op, and against 2
+// steps this spread it is not short: median 563, margin 720 us); CutLastStep
+// leaves it out. By hand: base (725 + 401) / 2 = 563 us (was 432.3 us).
+std::string CutStepTrace(bool last_cut, bool op_after) {
+  std::string ev;
+  const int starts[3] = {0, 737, 1146}, durs[3] = {725, 401, 171};
+  for (int k = 0; k < 3; ++k) {
+    auto x = [&](const char* cat, const std::string& name, int ts, int dur) {
+      ev += std::string(ev.empty() ? "" : ",") + R"({"ph":"X","cat":")" + cat + R"(","name":")" + name +
+            R"(","pid":1,"tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + "}";
+    };
+    const int t = starts[k];
+    x("user_annotation", "ProfilerStep#" + std::to_string(k + 1), t, durs[k]);
+    x("user_annotation", "## forward ##", t + 10, 100);
+    x("cpu_op", "aten::linear", t + 20, 50);  // under the forward: not top-level
+    if (k < 2 || !last_cut) {
+      x("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", t + 120, 30);
+      x("user_annotation", "Optimizer.step#SGD.step", t + 155, 10);
+    }
+  }
+  if (op_after) {
+    ev += R"(,{"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":1400,"dur":5})";
+  }
+  return R"({"traceEvents":[)" + ev + "]}";
+}
+
+TEST(AnalysisWindowTest, LastStepCutBeforeItsBackwardIsTruncated) {
+  auto t = ImportJsonText(CutStepTrace(true, false));
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_EQ(w.truncated.size(), 1u);
+  EXPECT_EQ(t->Str(FindSteps(*t).steps[w.truncated[0]].name), "ProfilerStep#3");
+  ASSERT_EQ(w.truncated_why.size(), 1u);
+  EXPECT_EQ(w.truncated_why[0],
+            "the recording ends inside it, before ops every earlier step holds: Optimizer.step#SGD.step and "
+            "autograd::engine::evaluate_function: AddmmBackward0");
+  EXPECT_EQ(w.steps, 2u);
+  EXPECT_DOUBLE_EQ(w.base_ns, 563e3);
+  EXPECT_EQ(w.Describe(), "per step (mean of 2 steady-state steps, 0.563 ms); 1 truncated last step left out");
+  MetricSet m;
+  PublishAnalysisWindow(*t, w, &m);
+  ASSERT_EQ(m.Evidence("warmup").size(), 1u);
+  EXPECT_NE(m.Evidence("warmup")[0].find("ProfilerStep#3: 171.00 us, left out of impacts as a truncated last step "
+                                         "(cut short: the recording ends inside it, before "
+                                         "ops every earlier step holds: Optimizer.step#SGD.step and "),
+            std::string::npos)
+      << m.Evidence("warmup")[0];
+  EXPECT_DOUBLE_EQ(ComputeStepStats(*t, &w).mean_ns, 563e3);
+  // Whole (it holds every name) or recorded on after it: a step.
+  for (auto [cut, after] : {std::pair{false, false}, std::pair{true, true}}) {
+    auto other = ImportJsonText(CutStepTrace(cut, after));
+    ASSERT_NE(other, nullptr);
+    AnalysisWindow o = ComputeAnalysisWindow(*other);
+    EXPECT_TRUE(o.truncated.empty()) << cut << after;
+    EXPECT_EQ(o.steps, 3u) << cut << after;
+  }
+}
+
 // Hand-made: a 5 ms warm-up step, four 1 ms steps and a 50 us fragment. By
 // hand: warm-up 1 (5 ms against a 1 ms median of the rest), truncated 1,
 // steady 3 steps of 1 ms; the base says both.
