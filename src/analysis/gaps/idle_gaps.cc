@@ -297,7 +297,12 @@ std::map<uint32_t, std::vector<Activity>> SdkSpanActivity(const Trace& trace) {
 }
 
 // CPU-only: per rank, the thread track with the most cpu_op union time (a
-// trace of the SDK alone: of its spans, SdkSpanActivity).
+// trace of the SDK alone: of its spans, SdkSpanActivity), among the tracks
+// that hold the rank's timeline steps (Trace::steps: ProfilerStep markers, or
+// the thread a periodic pattern was found on) where any of them has such
+// time: the training loop's thread, the attribution's critical thread. A
+// DataLoader worker that profiles itself, merged in as another pid, can be
+// busier (fresh's loader_pids: worker 0 61 ms of ops, the trainer a few).
 std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, std::vector<Activity>>> CpuMainThreads(const Trace& trace) {
   std::map<uint32_t, std::vector<Activity>> by_track;
   const SliceTable& s = trace.slices;
@@ -307,13 +312,21 @@ std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, std::vector<Activity>>
     by_track[s.track[i]].push_back({s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i], i, ActivityClass::kCompute});
   }
   if (by_track.empty()) by_track = SdkSpanActivity(trace);
+  std::set<uint32_t> stepping;  // tracks holding timeline steps
+  for (size_t k = 0; k < trace.steps.size(); ++k) {
+    const uint32_t t = trace.steps.track[k];
+    if (t != kNoTrack && by_track.contains(t)) stepping.insert(t);
+  }
+  std::set<int32_t> ranks_stepping;
+  for (uint32_t t : stepping) ranks_stepping.insert(trace.tracks.rank[t]);
   std::map<int32_t, std::pair<int64_t, uint32_t>> best;  // rank -> (union ns, track)
   for (auto& [track, acts] : by_track) {
+    int32_t rank = trace.tracks.rank[track];
+    if (ranks_stepping.contains(rank) && !stepping.contains(track)) continue;
     Intervals iv;
     iv.reserve(acts.size());
     for (const Activity& a : acts) iv.emplace_back(a.start_ns, a.end_ns);
     int64_t len = LengthOf(MergeIntervals(std::move(iv)));
-    int32_t rank = trace.tracks.rank[track];
     auto it = best.find(rank);
     if (it == best.end() || len > it->second.first) best[rank] = {len, track};
   }

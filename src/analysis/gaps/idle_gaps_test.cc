@@ -207,6 +207,45 @@ TEST(IdleGapsTest, AiprofOwnWorkIsNeitherBusyNorIdle) {
   EXPECT_NEAR(m.Get("device_idle_ratio")->value, 5.0 / 23.0, 1e-12);
 }
 
+// A CPU trace that merges a DataLoader worker profiling itself (another pid,
+// as fresh's loader_pids): the trainer (pid 1) runs three 10 ms
+// ProfilerSteps with a 2 ms op each (busy 6 ms, span 22 ms); the worker
+// (pid 2) is busier, 5 ops of 5 ms. By hand: the main thread is the
+// trainer's, the thread holding the steps (busy 6 ms, idle 16 ms); it was
+// the worker's (busy 25 ms). Without the steps, the busiest thread stays.
+std::string MergedLoaderTrace(bool steps) {
+  std::string ev;
+  for (int k = 0; k < 3; ++k) {
+    if (steps) {
+      ev += R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" + std::to_string(k + 1) +
+            R"(","pid":1,"tid":1,"ts":)" + std::to_string(10000 * k) + R"(,"dur":10000},)";
+    }
+    ev += R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":)" + std::to_string(10000 * k + 10) +
+          R"(,"dur":2000},)";
+  }
+  for (int k = 0; k < 5; ++k) {
+    ev += R"({"ph":"X","cat":"cpu_op","name":"aten::full","pid":2,"tid":2,"ts":)" + std::to_string(5500 * k) +
+          R"(,"dur":5000})" + (k < 4 ? "," : "");
+  }
+  return R"({"traceEvents":[)" + ev + "]}";
+}
+
+TEST(IdleGapsTest, CpuMainThreadIsTheThreadHoldingTheSteps) {
+  auto t = ImportJsonText(MergedLoaderTrace(true));
+  ASSERT_NE(t, nullptr);
+  GapsResult r = ComputeGaps(*t);
+  ASSERT_TRUE(r.cpu_only);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  EXPECT_EQ(r.timelines[0].busy_ns, 6'000'000);
+  EXPECT_EQ(r.timelines[0].track, static_cast<uint32_t>(t->steps.track[0]));
+  auto bare = ImportJsonText(MergedLoaderTrace(false));
+  ASSERT_NE(bare, nullptr);
+  ASSERT_EQ(FindSteps(*bare).steps.size(), 0u);
+  GapsResult b = ComputeGaps(*bare);
+  ASSERT_EQ(b.timelines.size(), 1u);
+  EXPECT_EQ(b.timelines[0].busy_ns, 25'000'000);
+}
+
 TEST(IdleGapsTest, HandMadeCausesBothSidesOfEachTest) {
   auto t = ImportJsonText(WithDataLoader(false));
   ASSERT_NE(t, nullptr);
