@@ -407,7 +407,7 @@
       : data.source === 'aligned diff nodes' ? "the aligned root's time" : 'the time of the top-level spans';
   let summary = `${fmtTime(rootTotal)} from ${data.source} (${data.events} ${data.event_noun}, ` +
       `${data.threads} thread${data.threads === 1 ? '' : 's'}); shares are of ${base} of the selected threads.`;
-  if (data.clipped) summary += ` ${data.clipped} slices ended after their parent and were clipped to it.`;
+  if (data.outliving) summary += ` ${data.outliving} slices outlived the slice they started in and are kept whole under the slice that encloses them.`;
   if (diff) {
     summary += ` Differential against ${diff.title} (${fmtTime(diff.root_total)}): colour is the change in share, red grew, blue shrank.`;
     if (diff.missing_frames) summary += ` ${diff.missing_frames} baseline frames (${pct(diff.missing_ns / (diff.root_total || 1))} of its self time) have no counterpart here.`;

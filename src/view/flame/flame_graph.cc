@@ -1,6 +1,7 @@
 #include "src/view/flame/flame_graph.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -177,13 +178,38 @@ class TreeBuilder {
   std::unordered_map<uint64_t, uint32_t> children_;
 };
 
+// A slice's parent is the innermost open slice that encloses it, as
+// `slices.parent` in `aiprof query`; each instant of a thread goes to the
+// latest started open slice, as `slices.self_ns` (docs/query.md), so a
+// frame's self time is the sum of its slices' self_ns and its total the sum
+// over its subtree. A slice that starts inside another and outlives it
+// (torch opens `ProfilerStep#N` and `## backward ##` inside the short
+// `_record_function_enter_new` call that creates them) is kept whole under
+// the slice that encloses it, and the slice it outlived has no time after
+// its start (the latest started slice has it until it ends): the open
+// stack stays nested. The same rule as the attribution's (docs/analyses.md).
 void AddSpanStacks(const Trace& trace, const std::vector<bool>& selected, bool multi_rank, TreeBuilder* b,
                    FrameTree* tree, const SliceModuleMap* modules) {
   struct Open {
     int64_t end_ns;
     uint32_t frame;
   };
-  std::vector<Open> stack;
+  std::vector<Open> stack;  // nested: each ends at or before the one below it
+  int64_t now = 0;          // the thread's instants before `now` are given out
+  // Gives the instants up to `t` to the innermost open slice, closing those
+  // that end on the way.
+  auto advance = [&](int64_t t) {
+    while (!stack.empty()) {
+      const Open& top = stack.back();
+      const int64_t upto = std::min(top.end_ns, t);
+      if (upto > now) {
+        tree->self_ns[top.frame] += upto - now;
+        now = upto;
+      }
+      if (top.end_ns > t) return;
+      stack.pop_back();
+    }
+  };
   uint32_t current_track = kNoTrack, thread_frame = kNoFrame;
   std::set<uint32_t> threads;
   const SliceTable& s = trace.slices;
@@ -191,44 +217,35 @@ void AddSpanStacks(const Trace& trace, const std::vector<bool>& selected, bool m
     uint32_t track = s.track[i];
     if (!selected[track] || !IsStackSlice(trace, i)) continue;
     if (track != current_track) {
+      advance(std::numeric_limits<int64_t>::max());
       current_track = track;
       stack.clear();
       thread_frame = b->Child(0, b->OwnedName(ThreadLabel(trace, track, multi_rank)), 0, FrameClass::kThread);
       threads.insert(thread_frame);
     }
-    int64_t ts = s.ts_ns[i], end = ts + s.dur_ns[i];
-    while (!stack.empty() && stack.back().end_ns <= ts) stack.pop_back();
-    uint32_t parent = thread_frame;
-    if (!stack.empty()) {
-      parent = stack.back().frame;
-      if (end > stack.back().end_ns) {
-        end = stack.back().end_ns;  // overlaps its parent's end: malformed nesting
-        ++tree->clipped_events;
-      }
+    const int64_t ts = s.ts_ns[i], end = ts + s.dur_ns[i];
+    advance(ts);
+    now = ts;
+    // Open slices it outlives are not its parent; their time ends here.
+    if (!stack.empty() && stack.back().end_ns < end) {
+      ++tree->outliving_events;
+      while (!stack.empty() && stack.back().end_ns < end) stack.pop_back();
     }
+    const uint32_t parent = stack.empty() ? thread_frame : stack.back().frame;
     uint32_t frame = b->Child(parent, b->SliceNameOf(s.name[i]), 0, ClassOfSlice(s.kind[i]));
     if (modules != nullptr && modules->of[i] == i) {
       if (tree->nn_module.size() <= frame) tree->nn_module.resize(frame + 1, 0);
       tree->nn_module[frame] = 1;
     }
-    tree->total_ns[frame] += end - ts;
-    if (parent == thread_frame) tree->total_ns[thread_frame] += end - ts;
     stack.push_back({end, frame});
     ++tree->events;
   }
+  advance(std::numeric_limits<int64_t>::max());
   tree->threads = static_cast<uint32_t>(threads.size());
-  // Self = total - children's totals; thread totals fold into the root.
-  for (size_t f = tree->size(); f-- > 1;) {
-    uint32_t p = tree->parent[f];
-    if (tree->kind[f] == FrameClass::kThread) {
-      tree->total_ns[0] += tree->total_ns[f];
-    } else if (p != kNoFrame && tree->kind[p] != FrameClass::kThread) {
-      tree->self_ns[p] -= tree->total_ns[f];
-    }
-  }
-  for (size_t f = 1; f < tree->size(); ++f) {
-    if (tree->kind[f] != FrameClass::kThread) tree->self_ns[f] += tree->total_ns[f];
-  }
+  // Totals fold bottom-up (a parent's row precedes its children's); threads
+  // have no self time of their own, and fold into the root.
+  for (size_t f = 0; f < tree->size(); ++f) tree->total_ns[f] = tree->self_ns[f];
+  for (size_t f = tree->size(); f-- > 1;) tree->total_ns[tree->parent[f]] += tree->total_ns[f];
 }
 
 void AddSampleStacks(const Trace& trace, const std::vector<bool>& selected, bool multi_rank, TreeBuilder* b,

@@ -6,9 +6,13 @@
 //     thread has them: each sample adds its weight_ns to its leaf's self time;
 //   - otherwise the nesting of slices on each host thread track (python
 //     functions, cpu ops, user annotations, runtime calls, SDK spans): a
-//     slice's frame gets its duration (clipped to its parent's end) as total
-//     time, and self time is total minus the children's totals. Step
-//     markers ProfilerStep#N merge into one frame "ProfilerStep#*".
+//     slice's parent is the innermost open slice that encloses it, and each
+//     instant goes to the latest started open slice (as `aiprof query`'s
+//     slices.parent and self_ns): a frame's self time is its slices'
+//     self_ns, its total the sum over its subtree. A slice that starts
+//     inside another and outlives it is kept whole under the slice that
+//     encloses it. Step markers ProfilerStep#N merge into one frame
+//     "ProfilerStep#*".
 // Row 0 is the root ("all"); each selected thread is a child of the root,
 // labelled by its name ("rank R / " first in multi-rank traces). A parent's
 // row precedes its children's, so totals fold bottom-up in one reverse pass.
@@ -66,7 +70,9 @@ struct FrameTree {
   bool from_samples = false;
   bool from_diff = false;       // nodes of a diff's alignment (flame_from_diff)
   uint64_t events = 0;          // slices, samples or diff nodes read
-  uint64_t clipped_events = 0;  // slices that ended after their parent (clipped)
+  // Slices that started inside an open slice and outlived it (kept whole
+  // under the slice that encloses them; the one outlived has no time after).
+  uint64_t outliving_events = 0;
   uint32_t threads = 0;
 
   size_t size() const { return parent.size(); }

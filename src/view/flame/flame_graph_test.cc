@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <simdjson.h>
 
 #include "src/model/trace_builder.h"
@@ -17,7 +18,8 @@ namespace aiprof {
 namespace {
 
 // main thread "worker": a [0,100) > b [10,40) > c [20,30); b [50,70); d [60,90)
-// overlaps b's end (clipped to 70); a second root a [200,210).
+// starts inside b and outlives it (kept whole under a, b has [50,60)); a
+// second root a [200,210).
 std::unique_ptr<Trace> SpanTrace(std::string_view hostile = "") {
   auto trace = std::make_unique<Trace>();
   TraceBuilder b(trace.get());
@@ -52,20 +54,103 @@ TEST(FlameGraphTest, SpanNestingTotalsAndSelfTimes) {
   ASSERT_TRUE(tree.ok()) << tree.status().message();
   EXPECT_FALSE(tree->from_samples);
   EXPECT_EQ(tree->events, 6u);
-  EXPECT_EQ(tree->clipped_events, 1u);  // d ends at 90, after b's end at 70
+  EXPECT_EQ(tree->outliving_events, 1u);  // d ends at 90, after b's end at 70
   EXPECT_EQ(tree->root_total_ns(), 110);  // a: 100 + 10
   uint32_t a = FindPath(*tree, "worker;a"), ab = FindPath(*tree, "worker;a;b");
-  uint32_t abc = FindPath(*tree, "worker;a;b;c"), abd = FindPath(*tree, "worker;a;b;d");
+  uint32_t abc = FindPath(*tree, "worker;a;b;c"), ad = FindPath(*tree, "worker;a;d");
   ASSERT_NE(a, kNoFrame);
-  ASSERT_NE(abd, kNoFrame);
+  ASSERT_NE(ad, kNoFrame);
+  EXPECT_EQ(FindPath(*tree, "worker;a;b;d"), kNoFrame);
   EXPECT_EQ(tree->total_ns[a], 110);
-  EXPECT_EQ(tree->total_ns[ab], 50);   // 30 + 20
+  EXPECT_EQ(tree->total_ns[ab], 40);   // [10, 40) and [50, 60): d has the time from 60
   EXPECT_EQ(tree->total_ns[abc], 10);
-  EXPECT_EQ(tree->total_ns[abd], 10);  // [60, 70) after clipping
-  EXPECT_EQ(tree->self_ns[a], 60);     // 110 - 50
-  EXPECT_EQ(tree->self_ns[ab], 30);    // 50 - 10 - 10
+  EXPECT_EQ(tree->total_ns[ad], 30);   // [60, 90), whole
+  EXPECT_EQ(tree->self_ns[a], 40);     // [0,10) [40,50) [90,100) and the second a
+  EXPECT_EQ(tree->self_ns[ab], 30);    // [10,20) [30,40) [50,60)
   EXPECT_EQ(FindPath(*tree, "worker;zero"), kNoFrame);
-  EXPECT_EQ(FoldedStacks(*tree), "worker;a 60\nworker;a;b 30\nworker;a;b;c 10\nworker;a;b;d 10\n");
+  EXPECT_EQ(FoldedStacks(*tree), "worker;a 40\nworker;a;b 30\nworker;a;b;c 10\nworker;a;d 30\n");
+}
+
+// torch (with_stack=True) opens ProfilerStep#N and `## backward ##` inside
+// the short `_record_function_enter_new` call that creates them: each is
+// kept whole under the slice that encloses it, and a frame's self time is
+// the time it is the latest started open slice (`aiprof query`'s self_ns).
+// The old builder clipped both labels to the enter call (2 ns and 1 ns) and
+// gave their time to `run` and `train_step`.
+std::unique_ptr<Trace> LabelOpenedInEnterCallTrace() {
+  auto trace = std::make_unique<Trace>();
+  TraceBuilder b(trace.get());
+  uint32_t t = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  b.SetThreadName(t, b.Intern("main"));
+  const StringId py = b.Intern("python_function"), op = b.Intern("cpu_op"), ua = b.Intern("user_annotation");
+  auto add = [&](int64_t ts, int64_t dur, std::string_view name, StringId cat) {
+    b.AddSlice(t, ts, dur, b.Intern(name), cat, kNoCorrelation, b.ArgCursor(), 0);
+  };
+  add(0, 2000, "run", py);
+  add(5, 4, "_record_function_enter_new", py);  // [5, 9)
+  add(7, 1900, "ProfilerStep#3", ua);           // [7, 1907): outlives the enter call
+  add(20, 1000, "train_step", py);              // [20, 1020)
+  add(30, 3, "_record_function_enter_new", py); // [30, 33)
+  add(32, 800, "## backward ##", ua);           // [32, 832): outlives the enter call
+  add(100, 200, "aten::mm", op);                // [100, 300)
+  EXPECT_TRUE(b.Finalize().ok());
+  return trace;
+}
+
+TEST(FlameGraphTest, ALabelOpenedInsideItsEnterCallKeepsItsTime) {
+  auto trace = LabelOpenedInEnterCallTrace();
+  StatusOr<FrameTree> tree = BuildFrameTree(*trace, ViewOptions{});
+  ASSERT_TRUE(tree.ok());
+  EXPECT_EQ(tree->outliving_events, 2u);
+  EXPECT_EQ(tree->root_total_ns(), 2000);
+  EXPECT_EQ(FoldedStacks(*tree),
+            "main;run 98\n"                                          // [0,5) [1907,2000)
+            "main;run;ProfilerStep#* 900\n"                          // [7,20) [1020,1907)
+            "main;run;ProfilerStep#*;train_step 198\n"               // [20,30) [832,1020)
+            "main;run;ProfilerStep#*;train_step;## backward ## 600\n" // [32,100) [300,832)
+            "main;run;ProfilerStep#*;train_step;## backward ##;aten::mm 200\n"
+            "main;run;ProfilerStep#*;train_step;_record_function_enter_new 2\n"  // [30,32)
+            "main;run;_record_function_enter_new 2\n");             // [5,7)
+  EXPECT_EQ(tree->total_ns[FindPath(*tree, "main;run;ProfilerStep#*")], 1900);
+  EXPECT_EQ(tree->total_ns[FindPath(*tree, "main;run;ProfilerStep#*;train_step;## backward ##")], 800);
+}
+
+// The speedscope (evented) form follows the same rule: the enter call
+// closes where the label it outlived opens, so each frame's time on top is
+// the folded self time above.
+TEST(FlameGraphTest, SpeedscopeEventedKeepsALabelOpenedInsideItsEnterCall) {
+  auto trace = LabelOpenedInEnterCallTrace();
+  StringViewSink sink;
+  ASSERT_TRUE(WriteSpeedscope(*trace, ViewOptions{}, &sink).ok());
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(sink.str()).get(doc), simdjson::SUCCESS) << sink.str();
+  simdjson::dom::array frames = doc["shared"]["frames"];
+  simdjson::dom::element p = simdjson::dom::array(doc["profiles"]).at(0);
+  std::vector<uint64_t> open;
+  std::map<std::string, int64_t> on_top;  // frame name -> time on top of the stack
+  int64_t last = 0;
+  for (simdjson::dom::element e : simdjson::dom::array(p["events"])) {
+    int64_t at = e["at"];
+    if (!open.empty()) on_top[std::string(std::string_view(frames.at(open.back())["name"]))] += at - last;
+    last = at;
+    uint64_t frame = e["frame"];
+    if (std::string_view(e["type"]) == "O") {
+      open.push_back(frame);
+    } else {
+      ASSERT_FALSE(open.empty());
+      ASSERT_EQ(open.back(), frame);
+      open.pop_back();
+    }
+  }
+  EXPECT_TRUE(open.empty());
+  EXPECT_EQ(on_top, (std::map<std::string, int64_t>{{"run", 98},
+                                                    {"ProfilerStep#3", 900},
+                                                    {"train_step", 198},
+                                                    {"## backward ##", 600},
+                                                    {"aten::mm", 200},
+                                                    {"_record_function_enter_new", 4}}));
+  EXPECT_EQ(int64_t(p["endValue"]), 2000);
 }
 
 TEST(FlameGraphTest, StepMarkersMergeIntoOneFrame) {
@@ -160,7 +245,7 @@ TEST(FlameGraphTest, DiffMatchesPathsAndThreadsWithOtherLabels) {
   EXPECT_EQ(match[FindPath(tree, "worker;a;b;c")], kNoFrame);
   // difffolded: BASE NEW; the baseline-only path appears with NEW = 0.
   std::string folded = FoldedStacks(tree, &baseline, &match);
-  EXPECT_NE(folded.find("worker;a 70 60\n"), std::string::npos) << folded;
+  EXPECT_NE(folded.find("worker;a 70 40\n"), std::string::npos) << folded;
   EXPECT_NE(folded.find("worker;a;b 20 30\n"), std::string::npos) << folded;
   EXPECT_NE(folded.find("thread 9;a;gone 10 0\n"), std::string::npos) << folded;
 }

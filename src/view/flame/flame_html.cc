@@ -79,7 +79,7 @@ std::string FlameJson(const FrameTree& tree, const FlameDiff& diff, const ViewOp
   out.append(",\"source\":\"").append(tree.source()).append("\"");
   out.append(",\"event_noun\":\"").append(tree.event_noun()).append("\"");
   out.append(",\"unit\":\"ns\",\"events\":").append(std::to_string(tree.events));
-  out.append(",\"clipped\":").append(std::to_string(tree.clipped_events));
+  out.append(",\"outliving\":").append(std::to_string(tree.outliving_events));
   out.append(",\"threads\":").append(std::to_string(tree.threads));
   out.append(",\"kinds\":[");
   for (int k = 0; k <= static_cast<int>(FrameClass::kOther); ++k) {

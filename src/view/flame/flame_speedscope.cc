@@ -78,7 +78,9 @@ void BeginProfile(std::string* out, bool first, const char* type, const std::str
 }
 
 // One evented profile per thread, from the slices' nesting (the flame
-// graph's rule: clipped to the parent's end, zero-length slices left out).
+// graph's rule, AddSpanStacks: a slice's parent is the innermost open slice
+// that encloses it; one that outlives the open slices it started in closes
+// them at its start and is kept whole; zero-length slices left out).
 // Times are ns from the earliest selected slice.
 Status WriteEvented(const Trace& trace, const std::vector<bool>& selected, bool multi_rank, Frames* frames, Out* out) {
   const SliceTable& s = trace.slices;
@@ -117,9 +119,15 @@ Status WriteEvented(const Trace& trace, const std::vector<bool>& selected, bool 
       first_event = true;
       last_end = origin;
     }
-    int64_t ts = s.ts_ns[i], end = ts + s.dur_ns[i];
+    const int64_t ts = s.ts_ns[i], end = ts + s.dur_ns[i];
     close_until(ts);
-    if (!stack.empty()) end = std::min(end, stack.back().end);
+    // Open slices it outlives are not its parent and close here (the latest
+    // started slice has the time until it ends; it is kept whole).
+    while (!stack.empty() && stack.back().end < end) {
+      b.append(",{\"type\":\"C\",\"frame\":").append(std::to_string(stack.back().frame));
+      b.append(",\"at\":").append(std::to_string(ts - origin)).push_back('}');
+      stack.pop_back();
+    }
     uint32_t frame = frames->Of(s.name[i]);
     if (!first_event) b.push_back(',');
     first_event = false;
