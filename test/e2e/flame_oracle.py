@@ -2,9 +2,11 @@
 """Independent computation of a flame graph from a Chrome/Kineto trace JSON:
 folded stacks (self time in ns per call path) from the nesting of complete
 ('X') events on each thread, as `aiprof view --flame --format folded` defines
-it (docs/views.md): events sorted by (start, longest first); an event nests in
-the innermost open event that has not ended by its start, and is clipped to
-that event's end; the profiler's own 'Trace' span, gpu_user_annotation labels
+it (docs/views.md): events sorted by (start, longest first); an event's parent
+is the innermost open event that encloses it (one that starts inside an event
+and outlives it is kept whole under the event that encloses it; the event it
+outlived has no time after its start); each instant goes to the latest
+started open event (`aiprof query`'s self_ns); the profiler's own 'Trace' span, gpu_user_annotation labels
 and zero-length events are left out; ProfilerStep#N become 'ProfilerStep#*'; threads that carry device activity
 (kernels, copies, sets: device streams) are not threads.
 
@@ -60,25 +62,37 @@ def folded(events):
     out = defaultdict(int)
     for key, evs in by_thread.items():
         evs.sort(key=lambda x: (x[0], x[1]))
-        stack = []  # (end_ns, path, total)
-        totals = defaultdict(int)
-        child = defaultdict(int)
+        # A slice's parent is the innermost open slice that encloses it (one
+        # it outlives is not, and has no time after its start); each instant
+        # goes to the latest started open slice (aiprof query's self_ns).
+        stack = []  # (end_ns, path), nested
+        now = None
+
+        def advance(t):
+            nonlocal now
+            while stack:
+                end, path = stack[-1]
+                upto = min(end, t)
+                if upto > now:
+                    out[path] += upto - now
+                    now = upto
+                if end > t:
+                    return
+                stack.pop()
+
         for ts, negdur, name in evs:
             end = ts - negdur
-            while stack and stack[-1][0] <= ts:
+            if now is None:
+                now = ts
+            advance(ts)
+            now = ts
+            while stack and stack[-1][0] < end:
                 stack.pop()
             parent_path = stack[-1][1] if stack else ("%s/%s" % key,)
-            if stack and end > stack[-1][0]:
-                end = stack[-1][0]
-            path = parent_path + (name,)
-            totals[path] += end - ts
-            if stack:
-                child[parent_path] += end - ts
-            stack.append((end, path))
-        for path, total in totals.items():
-            out[path] += total - child[path]
+            stack.append((end, parent_path + (name,)))
+        if now is not None:
+            advance(float("inf"))
     return out
-
 
 def main():
     for path, self_ns in sorted(folded(load_events(sys.argv[1])).items()):
