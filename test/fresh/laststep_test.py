@@ -9,7 +9,10 @@ here from the trace itself and compared with `aiprof analyze --format json`:
    the base is their mean; the evidence names the step and an op every
    earlier step holds that it lacks. The same trace with one op recorded
    after that step (the recording goes on) keeps every step.
-2. loader_pids_merged.kineto.json: the trainer's trace merged with those of
+2. midepoch.kineto.json: the last step is as short and ends the recording,
+   but is whole (an "epoch 2" annotation opened in it puts its ops below
+   the top level): kept.
+3. loader_pids_merged.kineto.json: the trainer's trace merged with those of
    two DataLoader workers that profile themselves (other pids). A worker has
    the most cpu_op time, but the breakdown's CPU "main thread" is the
    trainer's, the thread holding the steps (src/analysis/gaps, CpuMainThreads).
@@ -43,19 +46,26 @@ def events(trace):
     return [e for e in trace["traceEvents"] if e.get("ph") == "X"]
 
 
+def step_names(evs, step):
+    """Names of the host slices starting inside `step`, at any depth, its
+    ProfilerStep marker left out."""
+    a, b = step["ts"], step["ts"] + step["dur"]
+    return {e["name"] for e in evs if a <= e["ts"] < b and not e["name"].startswith("ProfilerStep#")}
+
+
 def top_level_names(evs, step):
-    """Names of the host slices starting inside `step` with no enclosing
-    slice of their thread other than a ProfilerStep marker."""
+    """The same, only those with no enclosing slice of their thread other
+    than a ProfilerStep marker."""
     a, b = step["ts"], step["ts"] + step["dur"]
     inside = [e for e in evs if a <= e["ts"] < b and not e["name"].startswith("ProfilerStep#")]
-    names = set()
-    for e in inside:
-        enclosed = any(p is not e and p["pid"] == e["pid"] and p["tid"] == e["tid"] and p["ts"] <= e["ts"]
+    return {e["name"] for e in inside
+            if not any(p is not e and p["pid"] == e["pid"] and p["tid"] == e["tid"] and p["ts"] <= e["ts"]
                        and e["ts"] + e["dur"] <= p["ts"] + p["dur"] and (p["dur"], -p["ts"]) > (e["dur"], -e["ts"])
-                       and not p["name"].startswith("ProfilerStep#") for p in evs)
-        if not enclosed:
-            names.add(e["name"])
-    return names
+                       for p in inside)}
+
+
+def metric(m, k):
+    return m[k]["value"] if isinstance(m.get(k), dict) else m.get(k)
 
 
 def test_cut_step(exe, data):
@@ -68,13 +78,13 @@ def test_cut_step(exe, data):
     # shortest; ops every earlier step holds are missing from it.
     check(max(e["ts"] for e in evs) < last["ts"] + last["dur"], "exc_out: the recording ends in the last step")
     check(all(last["dur"] < s["dur"] for s in earlier), "exc_out: the last step is the shortest")
-    common = set.intersection(*(top_level_names(evs, s) for s in earlier))
-    missing = sorted(common - top_level_names(evs, last))
+    common = set.intersection(*(step_names(evs, s) for s in earlier))
+    missing = sorted(common - step_names(evs, last))
     check("Optimizer.step#SGD.step" in missing, f"exc_out: the last step lacks the optimizer step ({missing})")
 
     d = analyze(exe, path)
     m = d["metrics"]
-    value = lambda k: m[k]["value"] if isinstance(m.get(k), dict) else m.get(k)
+    value = lambda k: metric(m, k)
     check(value("impact_steps") == len(earlier), f"exc_out: impact_steps {value('impact_steps')}, want {len(earlier)}")
     check(value("truncated_steps") == 1, f"exc_out: truncated_steps {value('truncated_steps')}, want 1")
     want = sum(s["dur"] for s in earlier) / len(earlier) * 1000
@@ -91,9 +101,29 @@ def test_cut_step(exe, data):
         p = os.path.join(tmp, "exc_out_after.kineto.json")
         json.dump(trace, open(p, "w"))
         m2 = analyze(exe, p)["metrics"]
-    v2 = lambda k: m2[k]["value"] if isinstance(m2.get(k), dict) else m2.get(k)
+    v2 = lambda k: metric(m2, k)
     check(v2("impact_steps") == len(steps), f"exc_out + op after: impact_steps {v2('impact_steps')}, want {len(steps)}")
     check(v2("truncated_steps") is None, f"exc_out + op after: truncated_steps {v2('truncated_steps')}, want none")
+
+
+def test_whole_last_step(exe, data):
+    """midepoch: the schedule starts inside an epoch; the last step, shorter
+    than those before it and ending the recording, opens the "epoch 2"
+    annotation, so its ops lie below the top level, but it holds every op the
+    others do: a whole step, kept."""
+    path = os.path.join(data, "midepoch.kineto.json")
+    evs = events(json.load(open(path)))
+    steps = sorted((e for e in evs if e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
+    last, earlier = steps[-1], steps[:-1]
+    check(max(e["ts"] for e in evs) < last["ts"] + last["dur"], "midepoch: the recording ends in the last step")
+    check(all(last["dur"] < s["dur"] for s in earlier), "midepoch: the last step is the shortest")
+    check(set.intersection(*(step_names(evs, s) for s in earlier)) <= step_names(evs, last),
+          "midepoch: the last step holds every op name the earlier steps hold")
+    check(set.intersection(*(top_level_names(evs, s) for s in earlier)) - top_level_names(evs, last),
+          "midepoch: the last step's top-level names differ (the case this checks)")
+    m = analyze(exe, path)["metrics"]
+    check(metric(m, "truncated_steps") is None, f"midepoch: truncated_steps {metric(m, 'truncated_steps')}, want none")
+    check(metric(m, "impact_steps") == len(steps), f"midepoch: impact_steps {metric(m, 'impact_steps')}, want {len(steps)}")
 
 
 def union_ns(spans):
@@ -136,6 +166,7 @@ def main():
     ap.add_argument("--data", required=True)
     a = ap.parse_args()
     test_cut_step(a.aiprof, a.data)
+    test_whole_last_step(a.aiprof, a.data)
     test_loader_pids(a.aiprof, a.data)
     print("FAILED" if FAILURES else "OK", len(FAILURES))
     return 1 if FAILURES else 0

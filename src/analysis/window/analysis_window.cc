@@ -200,10 +200,10 @@ std::map<int32_t, std::vector<size_t>> StepsByRank(const StepList& list) {
 
 }  // namespace
 
-std::string CutLastStep(const std::vector<double>& durs, const std::vector<std::vector<std::string>>& top_names,
+std::string CutLastStep(const std::vector<double>& durs, const std::vector<std::vector<std::string>>& names,
                         bool ends_recording) {
   const size_t n = durs.size();
-  if (n < 3 || top_names.size() != n || !ends_recording) return "";
+  if (n < 3 || names.size() != n || !ends_recording) return "";
   const size_t k = n - 1;
   for (size_t j = 0; j < k; ++j) {
     if (!(durs[k] < durs[j])) return "";
@@ -213,14 +213,14 @@ std::string CutLastStep(const std::vector<double>& durs, const std::vector<std::
     v.erase(std::unique(v.begin(), v.end()), v.end());
     return v;
   };
-  std::vector<std::string> common = sorted(top_names[0]);
+  std::vector<std::string> common = sorted(names[0]);
   for (size_t j = 1; j < k && !common.empty(); ++j) {
-    const std::vector<std::string> names = sorted(top_names[j]);
+    const std::vector<std::string> held = sorted(names[j]);
     std::vector<std::string> both;
-    std::set_intersection(common.begin(), common.end(), names.begin(), names.end(), std::back_inserter(both));
+    std::set_intersection(common.begin(), common.end(), held.begin(), held.end(), std::back_inserter(both));
     common = std::move(both);
   }
-  const std::vector<std::string> last = sorted(top_names[k]);
+  const std::vector<std::string> last = sorted(names[k]);
   std::vector<std::string> missing;
   std::set_difference(common.begin(), common.end(), last.begin(), last.end(), std::back_inserter(missing));
   if (missing.empty()) return "";
@@ -235,32 +235,33 @@ std::string CutLastStep(const std::vector<double>& durs, const std::vector<std::
 
 namespace {
 
-// CutLastStep's top-level host op names for `steps` (one rank's steps with a
-// start, in time order, indices into list.steps, not overlapping): per step,
-// the names of the host slices of `rank` (kNoRank: any) that start inside it
-// and have no parent, or a ProfilerStep marker as parent; markers left out.
-std::vector<std::vector<std::string>> TopLevelNames(const Trace& trace, const StepList& list,
-                                                    const std::vector<size_t>& steps, int32_t rank) {
+// CutLastStep's names for `steps` (one rank's steps with a start, in time
+// order, indices into list.steps, not overlapping): per step, the names of
+// the host slices of `rank` (kNoRank: any) that start inside it, at any
+// depth; ProfilerStep markers left out.
+std::vector<std::vector<std::string>> StepSliceNames(const Trace& trace, const StepList& list,
+                                                     const std::vector<size_t>& steps, int32_t rank) {
   const SliceTable& s = trace.slices;
-  const std::vector<uint32_t> parent = ParentSlices(trace);
-  auto is_marker = [&](uint32_t i) { return trace.Str(s.name[i]).starts_with("ProfilerStep#"); };
   std::vector<int64_t> begins;
   for (size_t k : steps) begins.push_back(list.steps[k].start_ns);
-  std::vector<std::set<std::string>> names(steps.size());
+  std::vector<std::set<StringId>> ids(steps.size());
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (trace.tracks.kind[s.track[i]] == TrackKind::kDeviceStream || IsDeviceActivity(s.kind[i])) continue;
     if (rank != kNoRank && trace.tracks.rank[s.track[i]] != rank) continue;
-    if (parent[i] != kNoSlice && !is_marker(parent[i])) continue;
-    if (is_marker(i)) continue;
     auto a = std::upper_bound(begins.begin(), begins.end(), s.ts_ns[i]);
     if (a == begins.begin()) continue;
     const size_t j = static_cast<size_t>(a - begins.begin()) - 1;
     const StepSpan& st = list.steps[steps[j]];
-    if (s.ts_ns[i] < st.start_ns + st.dur_ns) names[j].insert(std::string(trace.Str(s.name[i])));
+    if (s.ts_ns[i] < st.start_ns + st.dur_ns) ids[j].insert(s.name[i]);
   }
-  std::vector<std::vector<std::string>> out;
-  for (auto& n : names) out.emplace_back(n.begin(), n.end());
-  return out;
+  std::vector<std::vector<std::string>> names(steps.size());
+  for (size_t j = 0; j < ids.size(); ++j) {
+    for (StringId id : ids[j]) {
+      const std::string_view name = trace.Str(id);
+      if (!name.starts_with("ProfilerStep#")) names[j].emplace_back(name);
+    }
+  }
+  return names;
 }
 
 }  // namespace
@@ -310,7 +311,7 @@ std::vector<size_t> FindTruncatedSteps(const Trace& trace, const StepList& list,
     const StepSpan& last = list.steps[timed.back()];
     const bool ends = it != starts.end() && it->second.back() < last.start_ns + last.dur_ns;
     if (!ends || !std::all_of(durs.begin(), durs.end() - 1, [&](double d) { return durs.back() < d; })) continue;
-    std::string reason = CutLastStep(durs, TopLevelNames(trace, list, timed, rank), ends);
+    std::string reason = CutLastStep(durs, StepSliceNames(trace, list, timed, rank), ends);
     if (reason.empty()) continue;
     out.push_back(timed.back());
     reasons[timed.back()] = std::move(reason);

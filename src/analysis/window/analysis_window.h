@@ -111,17 +111,21 @@ std::vector<size_t> FindTruncatedSteps(const Trace& trace, const StepList& list,
 //   - it is shorter than each of them;
 //   - no host slice of the rank starts at or after its end (the recording
 //     ends inside it; device work may still drain);
-//   - some top-level host op name (a host slice starting inside the step with
-//     no parent, or whose parent is a ProfilerStep marker: backward on the
-//     autograd thread counts) is held by every earlier step and not by it.
+//   - some host slice name (any depth, on any thread of the rank: backward
+//     on the autograd thread counts; ProfilerStep markers left out) starting
+//     inside each earlier step is not among those starting inside it.
 // The evidence is an op the loop runs every step and this one never reached;
-// names only some steps hold (µs rounding lifting a child to the top level,
-// a skipped optimizer step) do not count. Returns the reason ("the recording
-// ends inside it, before ops every earlier step holds: A, B and 3 more"), or
-// "" when the step is not cut. `top_names[j]`: the sorted top-level names of
-// the rank's j-th step in time order (the last is the step judged);
-// `durs[j]`: its duration; `ends_recording`: the third condition.
-std::string CutLastStep(const std::vector<double>& durs, const std::vector<std::vector<std::string>>& top_names,
+// names only some steps hold (a skipped optimizer step) do not count. Any
+// depth, not top-level names: nesting changes from step to step. An
+// enclosing annotation opened inside a step ("epoch 2" of fresh's midepoch,
+// opened in its last, whole step, ProfilerStep#9, 320 us beside 366 and
+// 7361 us) moves every op of that step below the top level, and µs rounding
+// lifts a child to it in some steps only. Returns the reason ("the recording
+// ends inside it, before ops every earlier step holds: A, B, C and 3 more"),
+// or "" when the step is not cut. `names[j]`: the names of the slices
+// starting inside the rank's j-th step in time order (the last is the step
+// judged); `durs[j]`: its duration; `ends_recording`: the third condition.
+std::string CutLastStep(const std::vector<double>& durs, const std::vector<std::vector<std::string>>& names,
                         bool ends_recording);
 
 struct StartupCall {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "src/analysis/analyze.h"
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/fusion/fusion_candidates.h"
@@ -541,7 +543,9 @@ TEST(AnalysisWindowTest, CutLastStepNeedsEveryCondition) {
 // forward only. TrailingTruncated keeps it (it holds an op, and against 2
 // steps this spread it is not short: median 563, margin 720 us); CutLastStep
 // leaves it out. By hand: base (725 + 401) / 2 = 563 us (was 432.3 us).
-std::string CutStepTrace(bool last_cut, bool op_after) {
+// With `epoch`, the last step opens an "epoch 2" annotation around its ops
+// (fresh's midepoch: a whole last step whose ops all lie below the top level).
+std::string CutStepTrace(bool last_cut, bool op_after, bool epoch = false) {
   std::string ev;
   const int starts[3] = {0, 737, 1146}, durs[3] = {725, 401, 171};
   for (int k = 0; k < 3; ++k) {
@@ -551,8 +555,9 @@ std::string CutStepTrace(bool last_cut, bool op_after) {
     };
     const int t = starts[k];
     x("user_annotation", "ProfilerStep#" + std::to_string(k + 1), t, durs[k]);
+    if (epoch && k == 2) x("user_annotation", "epoch 2", t + 5, 165);
     x("user_annotation", "## forward ##", t + 10, 100);
-    x("cpu_op", "aten::linear", t + 20, 50);  // under the forward: not top-level
+    x("cpu_op", "aten::linear", t + 20, 50);
     if (k < 2 || !last_cut) {
       x("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", t + 120, 30);
       x("user_annotation", "Optimizer.step#SGD.step", t + 155, 10);
@@ -586,13 +591,15 @@ TEST(AnalysisWindowTest, LastStepCutBeforeItsBackwardIsTruncated) {
             std::string::npos)
       << m.Evidence("warmup")[0];
   EXPECT_DOUBLE_EQ(ComputeStepStats(*t, &w).mean_ns, 563e3);
-  // Whole (it holds every name) or recorded on after it: a step.
-  for (auto [cut, after] : {std::pair{false, false}, std::pair{true, true}}) {
-    auto other = ImportJsonText(CutStepTrace(cut, after));
+  // Whole (it holds every name, also when an annotation opened in it puts
+  // them all below the top level) or recorded on after it: a step.
+  for (auto [cut, after, epoch] : {std::tuple{false, false, false}, std::tuple{true, true, false},
+                                   std::tuple{false, false, true}}) {
+    auto other = ImportJsonText(CutStepTrace(cut, after, epoch));
     ASSERT_NE(other, nullptr);
     AnalysisWindow o = ComputeAnalysisWindow(*other);
-    EXPECT_TRUE(o.truncated.empty()) << cut << after;
-    EXPECT_EQ(o.steps, 3u) << cut << after;
+    EXPECT_TRUE(o.truncated.empty()) << cut << after << epoch;
+    EXPECT_EQ(o.steps, 3u) << cut << after << epoch;
   }
 }
 
