@@ -93,6 +93,11 @@ def test_cut_step(exe, data):
     lines = [x for x in json.dumps(d["evidence"]).split('", "') if last["name"] in x]
     check(any("truncated last step" in x and missing[0] in x for x in lines),
           f"exc_out: no evidence line names {last['name']} as truncated, lacking {missing[0]}: {lines}")
+    # summary says the same reason (the ops the earlier steps hold).
+    text = subprocess.run([exe, "summary", path], capture_output=True, text=True).stdout
+    said = [x for x in text.splitlines() if x.startswith(last["name"] + ": the recording ends inside it")]
+    check(len(said) == 1 and "before ops every earlier step holds: " in said[0],
+          f"exc_out: summary gives the cut step's reason: {said}")
 
     # The recording goes on after the step: it is whole, every step counts.
     after = dict(evs[-1], name="aten::empty", cat="cpu_op", ts=last["ts"] + last["dur"] + 10, dur=2, args={})

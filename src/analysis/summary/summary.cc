@@ -188,11 +188,16 @@ Summary ComputeSummary(const Trace& trace, const RequestTokenStats* requests) {
   sum.step_source = steps.reported_source();
   sum.step_hook_source = steps.hook_source;
   sum.step_pattern = steps.pattern;
-  for (const StepSpan& st : steps.steps) sum.steps.push_back({st.name, st.number, st.rank, st.start_ns, st.dur_ns});
+  for (const StepSpan& st : steps.steps) sum.steps.push_back({st.name, st.number, st.rank, st.start_ns, st.dur_ns, false, ""});
   // The trailing steps cut short where the recording stopped, which every
   // steady-state figure leaves out (src/analysis/window/analysis_window.h).
   if (steps.source == "timeline") {
-    for (size_t k : FindTruncatedSteps(trace, steps, ComputeStepPeriods(trace, steps))) sum.steps[k].truncated = true;
+    std::vector<std::string> why;
+    const std::vector<size_t> cut = FindTruncatedSteps(trace, steps, ComputeStepPeriods(trace, steps), &why);
+    for (size_t i = 0; i < cut.size(); ++i) {
+      sum.steps[cut[i]].truncated = true;
+      sum.steps[cut[i]].truncated_why = i < why.size() ? why[i] : "";
+    }
   }
   std::vector<uint64_t> by_cat(trace.strings.size(), 0);  // by category string id
   for (size_t i = 0; i < trace.slices.size(); ++i) ++by_cat[trace.slices.category[i].raw];

@@ -64,6 +64,9 @@ struct StepStat {
   // A trailing step cut short where the recording stopped (FindTruncatedSteps):
   // listed, but left out of every steady-state figure as warm-up is.
   bool truncated = false;
+  // Why, when the recording ended inside it before ops every earlier step
+  // holds (CutLastStep); "" for a short step without device work or ops.
+  std::string truncated_why;
 };
 
 struct Summary {

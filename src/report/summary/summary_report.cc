@@ -165,12 +165,14 @@ void AddSteps(const Trace& trace, const Summary& s, render::Section* sec) {
   render::Table t{"steps", "", {{"name", "Step"}, {"rank", "Rank"}, {"start_us", "Start (µs)"},
                                 {"dur_ns", "Duration", Unit::kNs}}, {}, ""};
   std::vector<std::string> truncated;
+  std::vector<std::string> cut_why;  // CutLastStep's reasons
   for (const StepStat& st : s.steps) {
     t.rows.push_back({Value::String(StepLabel(trace, st)), RankValue(st.rank),
                       st.start_ns == kUnknownStart ? Value::Null() : Value::String(NsToUsText(st.start_ns)),
                       Value::Int(st.dur_ns)});
     if (st.truncated) {
       truncated.push_back(StepLabel(trace, st) + (st.rank == kNoRank ? "" : " (rank " + std::to_string(st.rank) + ")"));
+      if (!st.truncated_why.empty()) cut_why.push_back(truncated.back() + ": " + st.truncated_why);
     }
   }
   if (!t.rows.empty()) sec->Add(std::move(t));
@@ -179,9 +181,10 @@ void AddSteps(const Trace& trace, const Summary& s, render::Section* sec) {
   for (size_t i = 0; i < truncated.size(); ++i) names += (i ? ", " : "") + truncated[i];
   sec->Add(render::Paragraph{fmt::format(
       "{} truncated last step{} ({}): cut short where the recording stopped (shorter than the steps before it, "
-      "and holding no device work or no op where they do); analyze, diagnose and report leave "
-      "{} out of the steady state, as they do warm-up steps.",
+      "and holding no device work or no op where they do, or lacking ops every earlier step holds); analyze, "
+      "diagnose and report leave {} out of the steady state, as they do warm-up steps.",
       truncated.size(), truncated.size() == 1 ? "" : "s", names, truncated.size() == 1 ? "it" : "them")});
+  for (const std::string& why : cut_why) sec->Add(render::Paragraph{why});
 }
 
 // LLM serving (SDK requests with tokens): TTFT, TPOT, inter-token latency,
