@@ -156,14 +156,18 @@ size_t JsonValueScanner::FeedContainer(const char* data, size_t n) {
       inside = PrefixXor(quotes) ^ (in_string_ ? ~uint64_t{0} : 0);
       closes = FoldEqMask64(p, '}');
       // A closing quote whose next byte cannot follow a string (a raw quote
-      // in a name), or may not (white space, the block's end): the block
-      // goes byte by byte, which looks past the space and into the next read.
+      // in a name), or may not (white space, the block's end): the bytes
+      // after it in this read are looked at, past white space; one that
+      // cannot follow a string, or the read's end, sends the block byte by
+      // byte (which carries the question into the next read). A quote at
+      // the block's last byte is so settled by the next block's first bytes,
+      // not by scanning its block byte by byte.
       uint64_t closing = quotes & ~inside;
       uint64_t suspect = closing & ~((closes | EqMask64(p, ',') | EqMask64(p, ':')) >> 1);
       while (suspect != 0 && !bytewise) {
-        size_t k = static_cast<size_t>(__builtin_ctzll(suspect)) + 1;
-        while (k < len && IsJsonSpace(p[k])) ++k;
-        bytewise = k >= len || !CanFollowString(p[k]);
+        size_t at = i + static_cast<size_t>(__builtin_ctzll(suspect)) + 1;
+        while (at < n && IsJsonSpace(data[at])) ++at;
+        bytewise = at >= n || !CanFollowString(data[at]);
         suspect &= suspect - 1;
       }
     }
