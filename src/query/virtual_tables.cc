@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "src/model/event_kind.h"
+#include "src/model/slice_nesting.h"
 #include "src/model/trace.h"
 #include "src/render/escape.h"
 
@@ -169,17 +170,12 @@ QueryColumn ArgsColumn(const Trace& trace, const ChunkedVector<uint64_t>& begin,
 }
 
 // slices.parent and slices.self_ns, in one walk over each track's rows
-// (sorted by start, longest first) with the slices open at each start.
-// parent: the innermost open slice that encloses the slice (starts at or
-// before it, ends at or after its end). Usually that is the slice one
-// level up; a slice that starts inside another and outlives it (counted at
-// import as slice_partial_overlap) is not its child, and its parent is the
-// next open slice out that encloses it, or none. So a parent always
-// encloses its children.
-// self_ns: as aiprof summary's self time: each instant of the track goes
-// to the innermost (latest started) slice open at it, so it is never
-// negative, a track's self times add up to the union of its slices, and it
-// equals dur minus the children's dur wherever slices nest properly.
+// (src/model/slice_nesting.h, the flame graph's rule too). parent: the
+// innermost open slice that encloses the slice; a slice that starts inside
+// another and outlives it (counted at import as slice_partial_overlap) is
+// not its child, and its parent is the next open slice out that encloses
+// it, or none. self_ns: as aiprof summary's self time, each instant of the
+// track to the innermost (latest started) slice open at it.
 struct ParentColumn {
   std::vector<uint32_t> parent;
   std::vector<int64_t> self_ns;
@@ -188,43 +184,17 @@ struct ParentColumn {
     if (computed) return;
     parent.assign(s.size(), kNoSlice);
     self_ns.assign(s.size(), 0);
-    std::vector<uint32_t> open;  // innermost (latest started) last
-    int64_t now = INT64_MIN;     // the track's instants up to here are given out
-    auto end_of = [&s](uint32_t i) { return s.ts_ns[i] + s.dur_ns[i]; };
-    // Gives the instants up to `t` to the innermost open slice, closing
-    // those that end on the way.
-    auto advance = [&](int64_t t) {
-      while (!open.empty()) {
-        const uint32_t top = open.back();
-        const int64_t upto = std::min(end_of(top), t);
-        if (upto > now) {
-          self_ns[top] += upto - std::max(now, s.ts_ns[top]);
-          now = upto;
-        }
-        if (end_of(top) > t) return;
-        open.pop_back();
-      }
-      now = std::max(now, t);
-    };
-    uint32_t track = kNoTrack;
-    for (size_t k = 0; k <= s.size(); ++k) {
-      if (k == s.size() || s.track[k] != track) {
-        advance(INT64_MAX);
-        if (k == s.size()) break;
-        track = s.track[k];
-        open.clear();
-        now = INT64_MIN;
-      }
-      const auto i = static_cast<uint32_t>(k);
-      advance(s.ts_ns[i]);
-      now = std::max(now, s.ts_ns[i]);
-      for (size_t j = open.size(); j-- > 0;) {
-        if (s.ts_ns[open[j]] <= s.ts_ns[i] && end_of(open[j]) >= end_of(i)) {
-          parent[i] = open[j];
-          break;
-        }
-      }
-      open.push_back(i);
+    for (size_t begin = 0; begin < s.size();) {
+      size_t end = begin;
+      while (end < s.size() && s.track[end] == s.track[begin]) ++end;
+      SweepTrackNesting<uint32_t>(
+          s, begin, end, [](size_t) { return true; },
+          [this](size_t i, const uint32_t* up) {
+            parent[i] = up ? *up : kNoSlice;
+            return static_cast<uint32_t>(i);
+          },
+          [this](uint32_t i, int64_t ns) { self_ns[i] += ns; });
+      begin = end;
     }
     computed = true;
   }

@@ -9,6 +9,7 @@
 #include "src/analysis/window/analysis_window.h"
 #include "src/model/graph_capture_tracks.h"
 #include "src/model/op_stats.h"
+#include "src/model/slice_nesting.h"
 
 namespace aiprof {
 
@@ -33,14 +34,12 @@ int64_t UnionLengthNs(std::vector<std::pair<int64_t, int64_t>>* intervals) {
 
 namespace {
 
-// Self time per op, in one pass over each track's slices (sorted by start,
-// longest first): every instant of the track goes to the innermost slice
-// open at it (the latest started), so Σ self over a track is the union of
-// its slices and nothing is counted twice. A slice that starts inside
-// another and outlives it (torch's record_function annotation opened inside
-// a short Python frame) takes its own time after that frame ends, and the
-// frame below both loses only what the two covered. Slices missing from
-// the table (a stale stats table) still cover their time.
+// Self time per op, in one walk over each track's slices
+// (src/model/slice_nesting.h, as query's self_ns and the flame graph): every
+// instant of the track goes to the innermost slice open at it (the latest
+// started), so Σ self over a track is the union of its slices and nothing is
+// counted twice. Slices missing from the table (a stale stats table) still
+// cover their time.
 void AddSelfTimes(const Trace& trace, std::vector<OpStat>* ops) {
   std::unordered_map<uint64_t, uint32_t> group;
   group.reserve(ops->size() * 2);
@@ -57,53 +56,37 @@ void AddSelfTimes(const Trace& trace, std::vector<OpStat>* ops) {
   // device activity, or on torch_npu's Overlap Analysis tracks (cleared by
   // the first slice that is neither).
   for (OpStat& op : *ops) op.device_record = true;
-  struct Open {
-    int64_t end;
-    uint32_t group;
-  };
-  std::vector<Open> stack;  // open slices, innermost (latest started) last
-  int64_t now = 0;          // time up to which the track's instants are given out
-  // Gives the instants up to `t` to the innermost open slice, closing those
-  // that end on the way; a slice that ended under another closes with it.
-  auto advance = [&](int64_t t) {
-    while (!stack.empty()) {
-      const Open top = stack.back();
-      const int64_t upto = std::min(top.end, t);
-      if (upto > now) {
-        if (top.group != kNoGroup) (*ops)[top.group].self_ns += upto - now;
-        now = upto;
+  std::vector<uint32_t> group_of;  // per row of the current track, reused
+  for (size_t begin = 0; begin < s.size();) {
+    const uint32_t track = s.track[begin];
+    size_t end = begin;
+    while (end < s.size() && s.track[end] == track) ++end;
+    // Its slices are ops (a host track, or a capture track), device records
+    // unless they are device activity (a device stream), or records whatever
+    // they are (torch_npu's Overlap Analysis bands). A graph-capture track
+    // is not in the self times.
+    const bool capture = IsGraphCaptureTrack(trace, track);
+    const bool bands = trace.Str(trace.tracks.process_name[track]) == "Overlap Analysis";
+    const bool device_track = !bands && trace.tracks.kind[track] == TrackKind::kDeviceStream;
+    const bool ops_track = capture || (!bands && !device_track);
+    group_of.resize(end - begin);
+    for (size_t i = begin; i < end; ++i) {
+      auto it = group.find(key(s.category[i], s.name[i]));
+      group_of[i - begin] = it == group.end() ? kNoGroup : it->second;
+      if (it != group.end() && (ops_track || (device_track && IsDeviceActivity(s.kind[i])))) {
+        (*ops)[it->second].device_record = false;
       }
-      if (top.end > t) return;
-      stack.pop_back();
-      while (!stack.empty() && stack.back().end <= now) stack.pop_back();
     }
-    now = std::max(now, t);
-  };
-  uint32_t track = kNoTrack;
-  bool skip = false;  // a graph-capture track: not in the op statistics
-  // Per track: its slices are ops (a host track, or a capture track), device
-  // records unless they are device activity (a device stream), or records
-  // whatever they are (torch_npu's Overlap Analysis bands).
-  bool ops_track = false, device_track = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s.track[i] != track) {
-      advance(INT64_MAX);
-      track = s.track[i];
-      skip = IsGraphCaptureTrack(trace, track);
-      const bool bands = trace.Str(trace.tracks.process_name[track]) == "Overlap Analysis";
-      device_track = !bands && trace.tracks.kind[track] == TrackKind::kDeviceStream;
-      ops_track = skip || (!bands && !device_track);
-      now = s.ts_ns[i];
+    if (!capture) {
+      SweepTrackNesting<uint32_t>(
+          s, begin, end, [](size_t) { return true; },
+          [&](size_t i, const uint32_t*) { return group_of[i - begin]; },
+          [&](uint32_t g, int64_t ns) {
+            if (g != kNoGroup) (*ops)[g].self_ns += ns;
+          });
     }
-    auto it = group.find(key(s.category[i], s.name[i]));
-    if (it != group.end() && (ops_track || (device_track && IsDeviceActivity(s.kind[i])))) {
-      (*ops)[it->second].device_record = false;
-    }
-    if (skip) continue;
-    advance(s.ts_ns[i]);
-    stack.push_back({s.ts_ns[i] + s.dur_ns[i], it == group.end() ? kNoGroup : it->second});
+    begin = end;
   }
-  advance(INT64_MAX);
 }
 
 // Per-op figures come from the model's op statistics: stored in an .aiprof

@@ -1,13 +1,13 @@
 #include "src/view/flame/flame_graph.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
 #include <unordered_map>
 
 #include "src/analysis/attribution/attribution.h"
+#include "src/model/slice_nesting.h"
 #include "src/model/trace.h"
 #include "src/render/escape.h"
 
@@ -186,61 +186,41 @@ class TreeBuilder {
 // (torch opens `ProfilerStep#N` and `## backward ##` inside the short
 // `_record_function_enter_new` call that creates them) is kept whole under
 // the slice that encloses it, and the slice it outlived has no time after
-// its start (the latest started slice has it until it ends): the open
-// stack stays nested. The same rule as the attribution's (docs/analyses.md).
+// its start (the latest started slice has it until it ends). The walk is
+// query's (src/model/slice_nesting.h); the attribution's parent rule is the
+// same (docs/analyses.md).
 void AddSpanStacks(const Trace& trace, const std::vector<bool>& selected, bool multi_rank, TreeBuilder* b,
                    FrameTree* tree, const SliceModuleMap* modules) {
-  struct Open {
-    int64_t end_ns;
-    uint32_t frame;
-  };
-  std::vector<Open> stack;  // nested: each ends at or before the one below it
-  int64_t now = 0;          // the thread's instants before `now` are given out
-  // Gives the instants up to `t` to the innermost open slice, closing those
-  // that end on the way.
-  auto advance = [&](int64_t t) {
-    while (!stack.empty()) {
-      const Open& top = stack.back();
-      const int64_t upto = std::min(top.end_ns, t);
-      if (upto > now) {
-        tree->self_ns[top.frame] += upto - now;
-        now = upto;
-      }
-      if (top.end_ns > t) return;
-      stack.pop_back();
-    }
-  };
-  uint32_t current_track = kNoTrack, thread_frame = kNoFrame;
   std::set<uint32_t> threads;
   const SliceTable& s = trace.slices;
-  for (uint32_t i = 0; i < s.size(); ++i) {
-    uint32_t track = s.track[i];
-    if (!selected[track] || !IsStackSlice(trace, i)) continue;
-    if (track != current_track) {
-      advance(std::numeric_limits<int64_t>::max());
-      current_track = track;
-      stack.clear();
-      thread_frame = b->Child(0, b->OwnedName(ThreadLabel(trace, track, multi_rank)), 0, FrameClass::kThread);
-      threads.insert(thread_frame);
+  for (size_t begin = 0; begin < s.size();) {
+    const uint32_t track = s.track[begin];
+    size_t end = begin;
+    while (end < s.size() && s.track[end] == track) ++end;
+    if (!selected[track]) {
+      begin = end;
+      continue;
     }
-    const int64_t ts = s.ts_ns[i], end = ts + s.dur_ns[i];
-    advance(ts);
-    now = ts;
-    // Open slices it outlives are not its parent; their time ends here.
-    if (!stack.empty() && stack.back().end_ns < end) {
-      ++tree->outliving_events;
-      while (!stack.empty() && stack.back().end_ns < end) stack.pop_back();
-    }
-    const uint32_t parent = stack.empty() ? thread_frame : stack.back().frame;
-    uint32_t frame = b->Child(parent, b->SliceNameOf(s.name[i]), 0, ClassOfSlice(s.kind[i]));
-    if (modules != nullptr && modules->of[i] == i) {
-      if (tree->nn_module.size() <= frame) tree->nn_module.resize(frame + 1, 0);
-      tree->nn_module[frame] = 1;
-    }
-    stack.push_back({end, frame});
-    ++tree->events;
+    uint32_t thread_frame = kNoFrame;
+    tree->outliving_events += SweepTrackNesting<uint32_t>(
+        s, begin, end, [&](size_t i) { return IsStackSlice(trace, static_cast<uint32_t>(i)); },
+        [&](size_t i, const uint32_t* parent) {
+          if (thread_frame == kNoFrame) {  // the thread's frame, once it has a stack slice
+            thread_frame = b->Child(0, b->OwnedName(ThreadLabel(trace, track, multi_rank)), 0, FrameClass::kThread);
+            threads.insert(thread_frame);
+          }
+          const uint32_t frame = b->Child(parent ? *parent : thread_frame, b->SliceNameOf(s.name[i]), 0,
+                                          ClassOfSlice(s.kind[i]));
+          if (modules != nullptr && modules->of[i] == i) {
+            if (tree->nn_module.size() <= frame) tree->nn_module.resize(frame + 1, 0);
+            tree->nn_module[frame] = 1;
+          }
+          ++tree->events;
+          return frame;
+        },
+        [&](uint32_t frame, int64_t ns) { tree->self_ns[frame] += ns; });
+    begin = end;
   }
-  advance(std::numeric_limits<int64_t>::max());
   tree->threads = static_cast<uint32_t>(threads.size());
   // Totals fold bottom-up (a parent's row precedes its children's); threads
   // have no self time of their own, and fold into the root.
